@@ -1,0 +1,325 @@
+//! A sealed generation: the records of one successful `load`, with its canonical encoding, its two digests
+//! and the lookup index the server answers from. A generation is immutable; a change is a new generation.
+
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::name::{self, Zone};
+use crate::records::{NotServed, Record, RecordSet, SkippedHost};
+
+/// Version of the on-disk generation format; a reader refuses any other.
+pub const FORMAT: u32 = 1;
+pub const DEFAULT_TTL: u32 = 30;
+pub const DEFAULT_NEGATIVE_TTL: u32 = 5;
+/// TTLs are capped at one day: a sandbox name should never be cached for longer.
+pub const MAX_TTL: u32 = 86_400;
+
+/// The SOA and NS settings sealed into a generation (RFC 1035 §3.3.13).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Soa {
+    pub mname: String,
+    pub rname: String,
+    pub refresh: u32,
+    pub retry: u32,
+    pub expire: u32,
+    /// RFC 2308: the negative-caching TTL.
+    pub minimum: u32,
+}
+
+impl Soa {
+    pub fn for_zone(zone: &Zone, negative_ttl: u32) -> Soa {
+        Soa {
+            mname: "localhost.".into(),
+            rname: format!("hostmaster.{zone}."),
+            refresh: 3600,
+            retry: 900,
+            expire: 604_800,
+            minimum: negative_ttl,
+        }
+    }
+}
+
+/// Where the records came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The input file as given (absolute), or a description such as `rollback of serial 3`.
+    pub path: String,
+    /// sha256 of the input file's bytes (for a rollback: of the generation it restores).
+    pub sha256: String,
+}
+
+/// The body of a generation file. Field order is the canonical order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Generation {
+    pub format: u32,
+    pub zone: String,
+    pub serial: u32,
+    /// RFC 3339, UTC, seconds.
+    pub created: String,
+    pub input: Input,
+    /// TTL of every served record and of the SOA and NS.
+    pub ttl: u32,
+    pub soa: Soa,
+    pub ns: Vec<String>,
+    /// Sorted by name; names lowercase, fully qualified, without the trailing dot.
+    pub records: Vec<Record>,
+    pub not_served: Vec<NotServed>,
+    pub skipped_hosts: Vec<SkippedHost>,
+    /// sha256 over the served data only (see [`record_digest`]).
+    pub record_digest: String,
+}
+
+/// A generation file: the body plus its self-digest over the canonical bytes of the body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sealed {
+    pub generation: Generation,
+    pub self_digest: String,
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    let mut s = String::with_capacity(64);
+    for b in d {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+pub fn sha256_of(bytes: &[u8]) -> String {
+    sha256_hex(bytes)
+}
+
+/// The record digest covers exactly what a client can see: zone, TTLs, SOA/NS settings and every
+/// name → address pair. Sources and comments are not served, so they do not change it.
+pub fn record_digest(zone: &str, ttl: u32, soa: &Soa, ns: &[String], records: &[Record]) -> String {
+    let mut text = format!(
+        "pigsty-dns records v1\nzone {zone}\nttl {ttl}\nsoa {} {} {} {} {} {}\n",
+        soa.mname, soa.rname, soa.refresh, soa.retry, soa.expire, soa.minimum
+    );
+    for n in ns {
+        text.push_str(&format!("ns {n}\n"));
+    }
+    for r in records {
+        text.push_str(&format!("a {} {}\n", r.name, r.address));
+    }
+    sha256_hex(text.as_bytes())
+}
+
+impl Generation {
+    /// Seals a validated record set. The serial is chosen by the store.
+    pub fn seal(set: &RecordSet, ttl: u32, negative_ttl: u32, serial: u32, created: String, input: Input) -> Generation {
+        let soa = Soa::for_zone(&set.zone, negative_ttl);
+        let ns = vec!["localhost.".to_string()];
+        let digest = record_digest(set.zone.as_str(), ttl, &soa, &ns, &set.records);
+        Generation {
+            format: FORMAT,
+            zone: set.zone.to_string(),
+            serial,
+            created,
+            input,
+            ttl,
+            soa,
+            ns,
+            records: set.records.clone(),
+            not_served: set.not_served.clone(),
+            skipped_hosts: set.skipped_hosts.clone(),
+            record_digest: digest,
+        }
+    }
+
+    pub fn negative_ttl(&self) -> u32 {
+        self.ttl.min(self.soa.minimum)
+    }
+
+    /// The canonical file bytes: pretty JSON of [`Sealed`] with a final newline. Deterministic because
+    /// every collection in a generation is a sorted `Vec` and struct fields serialize in declaration order.
+    pub fn encode(&self) -> Vec<u8> {
+        let sealed = Sealed { generation: self.clone(), self_digest: self.self_digest() };
+        encode_sealed(&sealed)
+    }
+
+    pub fn self_digest(&self) -> String {
+        // serde_json cannot fail on these plain types; an empty body would fail every later check anyway.
+        sha256_hex(&serde_json::to_vec(self).unwrap_or_default())
+    }
+
+    /// Parses and fully checks a generation file: format, exact canonical bytes, self-digest, record
+    /// digest, and every record against the same rules `load` applies. Returns why when it does not check out.
+    pub fn decode(bytes: &[u8]) -> Result<Generation, String> {
+        let sealed: Sealed = serde_json::from_slice(bytes).map_err(|e| format!("is not a generation file ({e})"))?;
+        let g = sealed.generation;
+        if g.format != FORMAT {
+            return Err(format!("has format {}, this pigsty-dns reads format {FORMAT}", g.format));
+        }
+        if g.self_digest() != sealed.self_digest {
+            return Err("fails its self-digest (the file was changed after it was sealed)".into());
+        }
+        if encode_sealed(&Sealed { generation: g.clone(), self_digest: sealed.self_digest }) != bytes {
+            return Err("is not in canonical form (the file was changed after it was sealed)".into());
+        }
+        g.check()?;
+        Ok(g)
+    }
+
+    /// Re-validates the contents, so a file that was crafted with a matching digest still cannot serve
+    /// a name that `load` would have refused.
+    fn check(&self) -> Result<(), String> {
+        let zone = Zone::parse(&self.zone).map_err(|e| format!("has an invalid zone: {e}"))?;
+        if zone.as_str() != self.zone {
+            return Err(format!("has a zone {:?} that is not in canonical form", self.zone));
+        }
+        if self.ttl > MAX_TTL || self.soa.minimum > MAX_TTL {
+            return Err("has a TTL above one day".into());
+        }
+        let mut previous: Option<&str> = None;
+        for r in &self.records {
+            let folded = name::fold_host_name(&r.name).map_err(|e| format!("has an invalid record name: {e}"))?;
+            if folded != r.name || name::place(&r.name, &zone) != name::Placement::Served(r.name.clone()) {
+                return Err(format!("has the record {:?}, which is not a canonical name in zone {zone}", r.name));
+            }
+            if previous.is_some_and(|p| p >= r.name.as_str()) {
+                return Err(format!("has the record {:?} out of order or twice", r.name));
+            }
+            previous = Some(&r.name);
+        }
+        if record_digest(&self.zone, self.ttl, &self.soa, &self.ns, &self.records) != self.record_digest {
+            return Err("fails its record digest".into());
+        }
+        Ok(())
+    }
+}
+
+fn encode_sealed(sealed: &Sealed) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(sealed).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+/// What a name is in the served zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Node {
+    /// The name has an A record (the apex may have one too).
+    Address(Ipv4Addr),
+    /// The name exists but holds no A: the apex without one, or an empty non-terminal (RFC 8020).
+    Empty,
+}
+
+/// The read-only view the server answers from: one per generation, or an empty zone (serial 0).
+#[derive(Debug, Clone)]
+pub struct ZoneView {
+    pub zone: Zone,
+    pub serial: u32,
+    pub ttl: u32,
+    pub soa: Soa,
+    pub ns: Vec<String>,
+    pub record_digest: Option<String>,
+    /// Every served name, every empty non-terminal and the apex, lowercase, without the trailing dot.
+    names: HashMap<Box<str>, Node>,
+}
+
+impl ZoneView {
+    /// The zone with no generation yet: apex SOA (serial 0) and NS, NXDOMAIN below it.
+    pub fn empty(zone: Zone) -> ZoneView {
+        let soa = Soa::for_zone(&zone, DEFAULT_NEGATIVE_TTL);
+        let mut names = HashMap::new();
+        names.insert(Box::from(zone.as_str()), Node::Empty);
+        ZoneView {
+            zone,
+            serial: 0,
+            ttl: DEFAULT_TTL,
+            soa,
+            ns: vec!["localhost.".into()],
+            record_digest: None,
+            names,
+        }
+    }
+
+    /// Builds the lookup index of a checked generation, including every empty non-terminal.
+    pub fn from_generation(g: &Generation) -> Result<ZoneView, String> {
+        let zone = Zone::parse(&g.zone).map_err(|e| e.to_string())?;
+        let mut names: HashMap<Box<str>, Node> = HashMap::with_capacity(g.records.len() * 2 + 1);
+        names.insert(Box::from(zone.as_str()), Node::Empty);
+        for r in &g.records {
+            names.insert(Box::from(r.name.as_str()), Node::Address(r.address));
+        }
+        let zone_suffix_len = zone.as_str().len();
+        for r in &g.records {
+            // Walk up from the parent of the name to the apex; stop early once a known node is met.
+            let mut rest = r.name.as_str();
+            while rest.len() > zone_suffix_len {
+                let Some((_, parent)) = rest.split_once('.') else { break };
+                if parent.len() < zone_suffix_len {
+                    break;
+                }
+                names.entry(Box::from(parent)).or_insert(Node::Empty);
+                rest = parent;
+            }
+        }
+        Ok(ZoneView {
+            zone,
+            serial: g.serial,
+            ttl: g.ttl,
+            soa: g.soa.clone(),
+            ns: g.ns.clone(),
+            record_digest: Some(g.record_digest.clone()),
+            names,
+        })
+    }
+
+    /// Looks up a lowercase name without the trailing dot. `None` is NXDOMAIN.
+    pub fn lookup(&self, name: &str) -> Option<Node> {
+        self.names.get(name).copied()
+    }
+
+    /// TTL of the SOA in negative answers: min(SOA TTL, SOA MINIMUM) (RFC 2308 §5).
+    pub fn negative_ttl(&self) -> u32 {
+        self.ttl.min(self.soa.minimum)
+    }
+
+    pub fn record_count(&self) -> usize {
+        self.names.values().filter(|n| matches!(n, Node::Address(_))).count()
+    }
+}
+
+/// RFC 3339 UTC timestamp with seconds, e.g. `2026-12-01T09:50:24Z`.
+pub fn rfc3339(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil-from-days (Howard Hinnant's algorithm), valid for the whole u64 range we can meet.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn formats_rfc3339() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_946_424)), "2026-11-29T10:00:24Z");
+        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
+    }
+}

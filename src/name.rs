@@ -1,0 +1,187 @@
+//! DNS name rules for the input, case folding, and the mapping of input names into the served zone.
+
+use std::fmt;
+
+/// The longest name in presentation form without the trailing dot (RFC 1035 §2.3.4: 255 octets on the wire).
+pub const MAX_NAME_LEN: usize = 253;
+/// The longest label (RFC 1035 §2.3.4).
+pub const MAX_LABEL_LEN: usize = 63;
+
+/// Why a name was refused; the caller adds where the name came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameError {
+    pub name: String,
+    pub reason: String,
+}
+
+impl fmt::Display for NameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?} {}", self.name, self.reason)
+    }
+}
+
+fn refuse(name: &str, reason: impl Into<String>) -> NameError {
+    NameError { name: name.to_string(), reason: reason.into() }
+}
+
+/// Validates a host name (LDH labels, RFC 952/1123) and returns it lowercased.
+/// Nothing is trimmed or repaired: a trailing dot, a wildcard or an underscore is refused, not dropped.
+pub fn fold_host_name(raw: &str) -> Result<String, NameError> {
+    if raw.is_empty() {
+        return Err(refuse(raw, "is empty"));
+    }
+    if let Some(c) = raw.chars().find(|c| !c.is_ascii()) {
+        return Err(refuse(raw, format!("has the non-ASCII character {c:?}; give the name in ASCII (punycode for IDNs)")));
+    }
+    if raw.ends_with('.') {
+        return Err(refuse(raw, "ends with a dot; give the name without the trailing dot"));
+    }
+    if raw.len() > MAX_NAME_LEN {
+        return Err(refuse(raw, format!("is {} characters long; a name has at most {MAX_NAME_LEN}", raw.len())));
+    }
+    for label in raw.split('.') {
+        check_label(raw, label)?;
+    }
+    Ok(raw.to_ascii_lowercase())
+}
+
+fn check_label(name: &str, label: &str) -> Result<(), NameError> {
+    if label.is_empty() {
+        return Err(refuse(name, "has an empty label (\"..\" or a leading dot)"));
+    }
+    if label == "*" || label.contains('*') {
+        return Err(refuse(name, "contains a wildcard; wildcards are not served"));
+    }
+    if label.contains('_') {
+        return Err(refuse(name, "contains \"_\"; host names use letters, digits and \"-\" only"));
+    }
+    if label.len() > MAX_LABEL_LEN {
+        return Err(refuse(
+            name,
+            format!("has the label {label:?} of {} characters; a label has at most {MAX_LABEL_LEN}", label.len()),
+        ));
+    }
+    if let Some(c) = label.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '-')) {
+        return Err(refuse(name, format!("contains {c:?}; host names use letters, digits and \"-\" only")));
+    }
+    if label.starts_with('-') || label.ends_with('-') {
+        return Err(refuse(name, format!("has the label {label:?}, which starts or ends with \"-\"")));
+    }
+    Ok(())
+}
+
+/// Barn's node-name rule: one lowercase label, `^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`. Not folded: Barn
+/// rejects upper case in node names, and the same inventory must give the same node names in both.
+pub fn check_node_name(raw: &str) -> Result<(), NameError> {
+    if raw.contains('.') {
+        return Err(refuse(raw, "has a dot; a node name is a single label (put dotted names in vm_alias)"));
+    }
+    if raw.chars().any(|c| c.is_ascii_uppercase()) {
+        return Err(refuse(raw, "has upper case; a node name is lowercase"));
+    }
+    fold_host_name(raw).map(|_| ())
+}
+
+/// A validated zone name: lowercase, no trailing dot, at least one label.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Zone(String);
+
+impl Zone {
+    pub fn parse(raw: &str) -> Result<Zone, NameError> {
+        // A trailing dot is harmless for a zone given on the command line.
+        let trimmed = raw.strip_suffix('.').unwrap_or(raw);
+        Ok(Zone(fold_host_name(trimmed)?))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Zone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+pub const DEFAULT_ZONE: &str = "pigsty.test";
+
+/// Where a valid, lowercased input name lands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placement {
+    /// Served under this fully qualified name (lowercase, no trailing dot).
+    Served(String),
+    /// A dotted name outside the zone, such as Pigsty's `i.pigsty`: valid input, listed, not served.
+    OutsideZone,
+}
+
+/// Maps a folded name into the zone: a single label `meta` becomes `meta.<zone>`, a name in the zone (or the
+/// apex itself) is served as it is, any other dotted name is outside the zone.
+pub fn place(name: &str, zone: &Zone) -> Placement {
+    let z = zone.as_str();
+    if !name.contains('.') {
+        return Placement::Served(format!("{name}.{z}"));
+    }
+    if name == z || (name.len() > z.len() && name.ends_with(z) && name.as_bytes()[name.len() - z.len() - 1] == b'.') {
+        return Placement::Served(name.to_string());
+    }
+    Placement::OutsideZone
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folds_case_and_accepts_ldh() {
+        assert_eq!(fold_host_name("PG-Meta.Pigsty.TEST").unwrap(), "pg-meta.pigsty.test");
+        assert_eq!(fold_host_name("a1-b2").unwrap(), "a1-b2");
+    }
+
+    #[test]
+    fn refuses_each_bad_shape_naming_the_value() {
+        for (bad, needle) in [
+            ("", "empty"),
+            ("meta.", "trailing dot"),
+            ("*.pigsty.test", "wildcard"),
+            ("_sip.pigsty.test", "\"_\""),
+            ("bücher", "non-ASCII"),
+            ("a..b", "empty label"),
+            (".a", "empty label"),
+            ("-a", "starts or ends"),
+            ("a-", "starts or ends"),
+            ("a b", "contains ' '"),
+        ] {
+            let e = fold_host_name(bad).unwrap_err();
+            assert!(e.to_string().contains(needle), "{bad:?}: {e}");
+            assert!(e.to_string().starts_with(&format!("{bad:?}")), "{e}");
+        }
+        let long_label = "a".repeat(64);
+        assert!(fold_host_name(&long_label).unwrap_err().reason.contains("at most 63"));
+        assert!(fold_host_name(&"a".repeat(63)).is_ok());
+        let long_name = vec!["a".repeat(50); 6].join(".");
+        assert!(long_name.len() > 253);
+        assert!(fold_host_name(&long_name).unwrap_err().reason.contains("at most 253"));
+        let ok_name = [&"a".repeat(63)[..], &"b".repeat(63), &"c".repeat(63), &"d".repeat(61)].join(".");
+        assert_eq!(ok_name.len(), 253);
+        assert!(fold_host_name(&ok_name).is_ok());
+    }
+
+    #[test]
+    fn node_names_are_single_lowercase_labels() {
+        assert!(check_node_name("pg-meta-1").is_ok());
+        assert!(check_node_name("Meta").unwrap_err().reason.contains("upper case"));
+        assert!(check_node_name("pigsty.cc").unwrap_err().reason.contains("single label"));
+        assert!(check_node_name("-x").is_err());
+    }
+
+    #[test]
+    fn places_names_into_the_zone() {
+        let z = Zone::parse("pigsty.test").unwrap();
+        assert_eq!(place("meta", &z), Placement::Served("meta.pigsty.test".into()));
+        assert_eq!(place("a.pigsty.test", &z), Placement::Served("a.pigsty.test".into()));
+        assert_eq!(place("pigsty.test", &z), Placement::Served("pigsty.test".into()));
+        assert_eq!(place("i.pigsty", &z), Placement::OutsideZone);
+        assert_eq!(place("xpigsty.test", &z), Placement::OutsideZone);
+        assert_eq!(Zone::parse("Pigsty.Test.").unwrap().as_str(), "pigsty.test");
+    }
+}
