@@ -115,7 +115,14 @@ pub fn record_digest(zone: &str, ttl: u32, soa: &Soa, ns: &[String], records: &[
 
 impl Generation {
     /// Seals a validated record set. The serial is chosen by the store.
-    pub fn seal(set: &RecordSet, ttl: u32, negative_ttl: u32, serial: u32, created: String, input: Input) -> Generation {
+    pub fn seal(
+        set: &RecordSet,
+        ttl: u32,
+        negative_ttl: u32,
+        serial: u32,
+        created: String,
+        input: Input,
+    ) -> Generation {
         let soa = Soa::for_zone(&set.zone, negative_ttl);
         let ns = vec!["localhost.".to_string()];
         let digest = record_digest(set.zone.as_str(), ttl, &soa, &ns, &set.records);
@@ -142,7 +149,10 @@ impl Generation {
     /// The canonical file bytes: pretty JSON of [`Sealed`] with a final newline. Deterministic because
     /// every collection in a generation is a sorted `Vec` and struct fields serialize in declaration order.
     pub fn encode(&self) -> Vec<u8> {
-        let sealed = Sealed { generation: self.clone(), self_digest: self.self_digest() };
+        let sealed = Sealed {
+            generation: self.clone(),
+            self_digest: self.self_digest(),
+        };
         encode_sealed(&sealed)
     }
 
@@ -154,16 +164,26 @@ impl Generation {
     /// Parses and fully checks a generation file: format, exact canonical bytes, self-digest, record
     /// digest, and every record against the same rules `load` applies. Returns why when it does not check out.
     pub fn decode(bytes: &[u8]) -> Result<Generation, String> {
-        let sealed: Sealed = serde_json::from_slice(bytes).map_err(|e| format!("is not a generation file ({e})"))?;
+        let sealed: Sealed =
+            serde_json::from_slice(bytes).map_err(|e| format!("is not a generation file ({e})"))?;
         let g = sealed.generation;
         if g.format != FORMAT {
-            return Err(format!("has format {}, this pigsty-dns reads format {FORMAT}", g.format));
+            return Err(format!(
+                "has format {}, this pigsty-dns reads format {FORMAT}",
+                g.format
+            ));
         }
         if g.self_digest() != sealed.self_digest {
             return Err("fails its self-digest (the file was changed after it was sealed)".into());
         }
-        if encode_sealed(&Sealed { generation: g.clone(), self_digest: sealed.self_digest }) != bytes {
-            return Err("is not in canonical form (the file was changed after it was sealed)".into());
+        if encode_sealed(&Sealed {
+            generation: g.clone(),
+            self_digest: sealed.self_digest,
+        }) != bytes
+        {
+            return Err(
+                "is not in canonical form (the file was changed after it was sealed)".into(),
+            );
         }
         g.check()?;
         Ok(g)
@@ -174,23 +194,34 @@ impl Generation {
     fn check(&self) -> Result<(), String> {
         let zone = Zone::parse(&self.zone).map_err(|e| format!("has an invalid zone: {e}"))?;
         if zone.as_str() != self.zone {
-            return Err(format!("has a zone {:?} that is not in canonical form", self.zone));
+            return Err(format!(
+                "has a zone {:?} that is not in canonical form",
+                self.zone
+            ));
         }
         if self.ttl > MAX_TTL || self.soa.minimum > MAX_TTL {
             return Err("has a TTL above one day".into());
         }
         let mut previous: Option<&str> = None;
         for r in &self.records {
-            let folded = name::fold_host_name(&r.name).map_err(|e| format!("has an invalid record name: {e}"))?;
-            if folded != r.name || name::place(&r.name, &zone) != name::Placement::Served(r.name.clone()) {
-                return Err(format!("has the record {:?}, which is not a canonical name in zone {zone}", r.name));
+            let folded = name::fold_host_name(&r.name)
+                .map_err(|e| format!("has an invalid record name: {e}"))?;
+            if folded != r.name
+                || name::place(&r.name, &zone) != name::Placement::Served(r.name.clone())
+            {
+                return Err(format!(
+                    "has the record {:?}, which is not a canonical name in zone {zone}",
+                    r.name
+                ));
             }
             if previous.is_some_and(|p| p >= r.name.as_str()) {
                 return Err(format!("has the record {:?} out of order or twice", r.name));
             }
             previous = Some(&r.name);
         }
-        if record_digest(&self.zone, self.ttl, &self.soa, &self.ns, &self.records) != self.record_digest {
+        if record_digest(&self.zone, self.ttl, &self.soa, &self.ns, &self.records)
+            != self.record_digest
+        {
             return Err("fails its record digest".into());
         }
         Ok(())
@@ -255,7 +286,9 @@ impl ZoneView {
             // Walk up from the parent of the name to the apex; stop early once a known node is met.
             let mut rest = r.name.as_str();
             while rest.len() > zone_suffix_len {
-                let Some((_, parent)) = rest.split_once('.') else { break };
+                let Some((_, parent)) = rest.split_once('.') else {
+                    break;
+                };
                 if parent.len() < zone_suffix_len {
                     break;
                 }
@@ -285,13 +318,19 @@ impl ZoneView {
     }
 
     pub fn record_count(&self) -> usize {
-        self.names.values().filter(|n| matches!(n, Node::Address(_))).count()
+        self.names
+            .values()
+            .filter(|n| matches!(n, Node::Address(_)))
+            .count()
     }
 }
 
 /// RFC 3339 UTC timestamp with seconds, e.g. `2026-12-01T09:50:24Z`.
 pub fn rfc3339(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let (days, rem) = (secs / 86_400, secs % 86_400);
     // Civil-from-days (Howard Hinnant's algorithm), valid for the whole u64 range we can meet.
     let z = days as i64 + 719_468;
@@ -319,7 +358,13 @@ mod tests {
     #[test]
     fn formats_rfc3339() {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_946_424)), "2026-11-29T10:00:24Z");
-        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_946_424)),
+            "2026-11-29T10:00:24Z"
+        );
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
     }
 }

@@ -1,5 +1,10 @@
 //! pigsty-dns: an authoritative DNS server for one private zone on loopback, and the tools around it.
 
+pub mod commands;
+pub mod error;
 pub mod generation;
+pub mod inventory;
 pub mod name;
 pub mod records;
+pub mod store;
+pub mod yaml;

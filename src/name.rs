@@ -21,7 +21,10 @@ impl fmt::Display for NameError {
 }
 
 fn refuse(name: &str, reason: impl Into<String>) -> NameError {
-    NameError { name: name.to_string(), reason: reason.into() }
+    NameError {
+        name: name.to_string(),
+        reason: reason.into(),
+    }
 }
 
 /// Validates a host name (LDH labels, RFC 952/1123) and returns it lowercased.
@@ -31,13 +34,27 @@ pub fn fold_host_name(raw: &str) -> Result<String, NameError> {
         return Err(refuse(raw, "is empty"));
     }
     if let Some(c) = raw.chars().find(|c| !c.is_ascii()) {
-        return Err(refuse(raw, format!("has the non-ASCII character {c:?}; give the name in ASCII (punycode for IDNs)")));
+        return Err(refuse(
+            raw,
+            format!(
+                "has the non-ASCII character {c:?}; give the name in ASCII (punycode for IDNs)"
+            ),
+        ));
     }
     if raw.ends_with('.') {
-        return Err(refuse(raw, "ends with a dot; give the name without the trailing dot"));
+        return Err(refuse(
+            raw,
+            "ends with a dot; give the name without the trailing dot",
+        ));
     }
     if raw.len() > MAX_NAME_LEN {
-        return Err(refuse(raw, format!("is {} characters long; a name has at most {MAX_NAME_LEN}", raw.len())));
+        return Err(refuse(
+            raw,
+            format!(
+                "is {} characters long; a name has at most {MAX_NAME_LEN}",
+                raw.len()
+            ),
+        ));
     }
     for label in raw.split('.') {
         check_label(raw, label)?;
@@ -50,22 +67,40 @@ fn check_label(name: &str, label: &str) -> Result<(), NameError> {
         return Err(refuse(name, "has an empty label (\"..\" or a leading dot)"));
     }
     if label == "*" || label.contains('*') {
-        return Err(refuse(name, "contains a wildcard; wildcards are not served"));
+        return Err(refuse(
+            name,
+            "contains a wildcard; wildcards are not served",
+        ));
     }
     if label.contains('_') {
-        return Err(refuse(name, "contains \"_\"; host names use letters, digits and \"-\" only"));
+        return Err(refuse(
+            name,
+            "contains \"_\"; host names use letters, digits and \"-\" only",
+        ));
     }
     if label.len() > MAX_LABEL_LEN {
         return Err(refuse(
             name,
-            format!("has the label {label:?} of {} characters; a label has at most {MAX_LABEL_LEN}", label.len()),
+            format!(
+                "has the label {label:?} of {} characters; a label has at most {MAX_LABEL_LEN}",
+                label.len()
+            ),
         ));
     }
-    if let Some(c) = label.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '-')) {
-        return Err(refuse(name, format!("contains {c:?}; host names use letters, digits and \"-\" only")));
+    if let Some(c) = label
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
+    {
+        return Err(refuse(
+            name,
+            format!("contains {c:?}; host names use letters, digits and \"-\" only"),
+        ));
     }
     if label.starts_with('-') || label.ends_with('-') {
-        return Err(refuse(name, format!("has the label {label:?}, which starts or ends with \"-\"")));
+        return Err(refuse(
+            name,
+            format!("has the label {label:?}, which starts or ends with \"-\""),
+        ));
     }
     Ok(())
 }
@@ -74,7 +109,10 @@ fn check_label(name: &str, label: &str) -> Result<(), NameError> {
 /// rejects upper case in node names, and the same inventory must give the same node names in both.
 pub fn check_node_name(raw: &str) -> Result<(), NameError> {
     if raw.contains('.') {
-        return Err(refuse(raw, "has a dot; a node name is a single label (put dotted names in vm_alias)"));
+        return Err(refuse(
+            raw,
+            "has a dot; a node name is a single label (put dotted names in vm_alias)",
+        ));
     }
     if raw.chars().any(|c| c.is_ascii_uppercase()) {
         return Err(refuse(raw, "has upper case; a node name is lowercase"));
@@ -121,7 +159,11 @@ pub fn place(name: &str, zone: &Zone) -> Placement {
     if !name.contains('.') {
         return Placement::Served(format!("{name}.{z}"));
     }
-    if name == z || (name.len() > z.len() && name.ends_with(z) && name.as_bytes()[name.len() - z.len() - 1] == b'.') {
+    if name == z
+        || (name.len() > z.len()
+            && name.ends_with(z)
+            && name.as_bytes()[name.len() - z.len() - 1] == b'.')
+    {
         return Placement::Served(name.to_string());
     }
     Placement::OutsideZone
@@ -133,7 +175,10 @@ mod tests {
 
     #[test]
     fn folds_case_and_accepts_ldh() {
-        assert_eq!(fold_host_name("PG-Meta.Pigsty.TEST").unwrap(), "pg-meta.pigsty.test");
+        assert_eq!(
+            fold_host_name("PG-Meta.Pigsty.TEST").unwrap(),
+            "pg-meta.pigsty.test"
+        );
         assert_eq!(fold_host_name("a1-b2").unwrap(), "a1-b2");
     }
 
@@ -156,12 +201,28 @@ mod tests {
             assert!(e.to_string().starts_with(&format!("{bad:?}")), "{e}");
         }
         let long_label = "a".repeat(64);
-        assert!(fold_host_name(&long_label).unwrap_err().reason.contains("at most 63"));
+        assert!(
+            fold_host_name(&long_label)
+                .unwrap_err()
+                .reason
+                .contains("at most 63")
+        );
         assert!(fold_host_name(&"a".repeat(63)).is_ok());
         let long_name = vec!["a".repeat(50); 6].join(".");
         assert!(long_name.len() > 253);
-        assert!(fold_host_name(&long_name).unwrap_err().reason.contains("at most 253"));
-        let ok_name = [&"a".repeat(63)[..], &"b".repeat(63), &"c".repeat(63), &"d".repeat(61)].join(".");
+        assert!(
+            fold_host_name(&long_name)
+                .unwrap_err()
+                .reason
+                .contains("at most 253")
+        );
+        let ok_name = [
+            &"a".repeat(63)[..],
+            &"b".repeat(63),
+            &"c".repeat(63),
+            &"d".repeat(61),
+        ]
+        .join(".");
         assert_eq!(ok_name.len(), 253);
         assert!(fold_host_name(&ok_name).is_ok());
     }
@@ -169,17 +230,36 @@ mod tests {
     #[test]
     fn node_names_are_single_lowercase_labels() {
         assert!(check_node_name("pg-meta-1").is_ok());
-        assert!(check_node_name("Meta").unwrap_err().reason.contains("upper case"));
-        assert!(check_node_name("pigsty.cc").unwrap_err().reason.contains("single label"));
+        assert!(
+            check_node_name("Meta")
+                .unwrap_err()
+                .reason
+                .contains("upper case")
+        );
+        assert!(
+            check_node_name("pigsty.cc")
+                .unwrap_err()
+                .reason
+                .contains("single label")
+        );
         assert!(check_node_name("-x").is_err());
     }
 
     #[test]
     fn places_names_into_the_zone() {
         let z = Zone::parse("pigsty.test").unwrap();
-        assert_eq!(place("meta", &z), Placement::Served("meta.pigsty.test".into()));
-        assert_eq!(place("a.pigsty.test", &z), Placement::Served("a.pigsty.test".into()));
-        assert_eq!(place("pigsty.test", &z), Placement::Served("pigsty.test".into()));
+        assert_eq!(
+            place("meta", &z),
+            Placement::Served("meta.pigsty.test".into())
+        );
+        assert_eq!(
+            place("a.pigsty.test", &z),
+            Placement::Served("a.pigsty.test".into())
+        );
+        assert_eq!(
+            place("pigsty.test", &z),
+            Placement::Served("pigsty.test".into())
+        );
         assert_eq!(place("i.pigsty", &z), Placement::OutsideZone);
         assert_eq!(place("xpigsty.test", &z), Placement::OutsideZone);
         assert_eq!(Zone::parse("Pigsty.Test.").unwrap().as_str(), "pigsty.test");

@@ -1,0 +1,73 @@
+//! The error classes every command reports, their exit codes (Barn's, plus 8 for invalid records), and
+//! the one-line `error:` / `next:` form.
+
+use serde::Serialize;
+
+use crate::inventory::InputError;
+use crate::store::StoreError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    Runtime,
+    Usage,
+    Capability,
+    Conflict,
+    Partial,
+    Resource,
+    Integrity,
+    Invalid,
+    Cancelled,
+}
+
+impl Class {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Class::Runtime => 1,
+            Class::Usage => 2,
+            Class::Capability => 3,
+            Class::Conflict => 4,
+            Class::Partial => 5,
+            Class::Resource => 6,
+            Class::Integrity => 7,
+            Class::Invalid => 8,
+            Class::Cancelled => 130,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AppError {
+    #[serde(rename = "error")]
+    pub class: Class,
+    pub message: String,
+    pub next: String,
+}
+
+impl AppError {
+    pub fn new(class: Class, message: impl Into<String>, next: impl Into<String>) -> Self {
+        AppError {
+            class,
+            message: message.into(),
+            next: next.into(),
+        }
+    }
+
+    /// Bad input in `file` (exit 8).
+    pub fn input(file: &str, e: InputError) -> Self {
+        AppError::new(Class::Invalid, format!("{file}: {e}"), e.next)
+    }
+}
+
+impl From<StoreError> for AppError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Integrity { message, next } => {
+                AppError::new(Class::Integrity, message, next)
+            }
+            StoreError::Busy { message, next } => AppError::new(Class::Resource, message, next),
+            StoreError::Usage { message, next } => AppError::new(Class::Usage, message, next),
+            StoreError::Io { message, next } => AppError::new(Class::Runtime, message, next),
+        }
+    }
+}

@@ -1,0 +1,644 @@
+//! The Barn/Pigsty inventory shapes and Barn's derivation of node names, aliases, `vm_skip` and
+//! `vm_hosts`. Only the keys Barn reads are looked at; every other Pigsty variable is opaque.
+
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+
+use crate::yaml::{self, Yaml};
+
+/// Barn's limit on the inventory file.
+pub const MAX_INPUT_BYTES: usize = 4 * 1024 * 1024;
+/// Depth of a host's own vars: deeper than any group.
+const HOST_DEPTH: usize = 1 << 20;
+
+/// Bad input: where it is (an inventory path such as `all.vars.vm_hosts[2].address`), what is wrong with
+/// the offending value, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    pub at: String,
+    pub message: String,
+    pub next: String,
+}
+
+impl InputError {
+    pub fn new(at: impl Into<String>, message: impl Into<String>, next: impl Into<String>) -> Self {
+        InputError {
+            at: at.into(),
+            message: message.into(),
+            next: next.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.at.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.at, self.message)
+        }
+    }
+}
+
+/// A name as given in the input, with the inventory path it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    pub name: String,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Host {
+    pub address: Ipv4Addr,
+    /// Path of the host's first appearance, e.g. `all.children.pg-meta.hosts[10.10.10.10]`.
+    pub origin: String,
+    pub skip: bool,
+    /// `None` only for a skipped host, whose name is never derived.
+    pub node_name: Option<Named>,
+    pub aliases: Vec<Named>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VmHost {
+    pub address: Ipv4Addr,
+    pub source: String,
+    pub names: Vec<Named>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inventory {
+    /// In order of first appearance.
+    pub hosts: Vec<Host>,
+    pub vm_hosts: Vec<VmHost>,
+}
+
+/// Parses the text of a `host-names.yml` (or a whole Pigsty inventory).
+pub fn parse(text: &str) -> Result<Inventory, InputError> {
+    if text.len() > MAX_INPUT_BYTES {
+        return Err(InputError::new(
+            "",
+            format!(
+                "is {} bytes; an inventory has at most {MAX_INPUT_BYTES} bytes (4 MiB)",
+                text.len()
+            ),
+            "split the records or remove what pigsty-dns does not read",
+        ));
+    }
+    let doc = yaml::parse(text).map_err(|e| {
+        InputError::new(
+            "",
+            format!("is not valid YAML: {e}"),
+            "fix the YAML at that line and run check again",
+        )
+    })?;
+    let root = match &doc {
+        Yaml::Null => {
+            return Err(InputError::new(
+                "",
+                "is empty",
+                "give a Barn host-names.yml with an all: group",
+            ));
+        }
+        Yaml::Map(_) => &doc,
+        other => {
+            return Err(InputError::new(
+                "",
+                format!(
+                    "has {} at the top; an inventory is a mapping with an all: key",
+                    other.kind()
+                ),
+                "start the file with all:",
+            ));
+        }
+    };
+    let all = root.get("all").ok_or_else(|| {
+        InputError::new(
+            "",
+            "has no all: key at the top",
+            "put the hosts under all: (all.hosts or all.children)",
+        )
+    })?;
+    let mut walk = Walk::default();
+    walk.group(all, "all", 0, &[])?;
+    if walk.hosts.is_empty() {
+        return Err(InputError::new(
+            "all",
+            "lists no hosts",
+            "add the VMs under all.hosts or all.children.<group>.hosts",
+        ));
+    }
+    let mut hosts = Vec::with_capacity(walk.hosts.len());
+    for h in &walk.hosts {
+        hosts.push(resolve_host(h)?);
+    }
+    let vm_hosts = match all.get("vars").and_then(|v| v.get("vm_hosts")) {
+        None | Some(Yaml::Null) => Vec::new(),
+        Some(v) => parse_vm_hosts(v, "all.vars.vm_hosts")?,
+    };
+    Ok(Inventory { hosts, vm_hosts })
+}
+
+/// One layer of variables: a group's `vars` at its depth, or a host's own vars.
+#[derive(Debug, Clone)]
+struct Layer<'a> {
+    depth: usize,
+    origin: String,
+    vars: &'a Yaml,
+}
+
+#[derive(Debug)]
+struct Found<'a> {
+    address: Ipv4Addr,
+    origin: String,
+    layers: Vec<Layer<'a>>,
+}
+
+#[derive(Default)]
+struct Walk<'a> {
+    hosts: Vec<Found<'a>>,
+    by_address: HashMap<Ipv4Addr, usize>,
+}
+
+impl<'a> Walk<'a> {
+    fn group(
+        &mut self,
+        group: &'a Yaml,
+        path: &str,
+        depth: usize,
+        inherited: &[Layer<'a>],
+    ) -> Result<(), InputError> {
+        if depth > yaml::MAX_DEPTH {
+            return Err(InputError::new(
+                path,
+                format!("nests groups deeper than {} levels", yaml::MAX_DEPTH),
+                "flatten the children groups",
+            ));
+        }
+        match group {
+            Yaml::Null => return Ok(()),
+            Yaml::Map(_) => {}
+            other => {
+                return Err(InputError::new(
+                    path,
+                    format!(
+                        "is {}; a group is a mapping of hosts, vars and children",
+                        other.kind()
+                    ),
+                    "make it a mapping",
+                ));
+            }
+        }
+        let mut layers = inherited.to_vec();
+        if let Some(vars) = group.get("vars") {
+            let vpath = format!("{path}.vars");
+            match vars {
+                Yaml::Null => {}
+                Yaml::Map(_) => {
+                    if depth > 0 && vars.get("vm_hosts").is_some() {
+                        return Err(InputError::new(
+                            format!("{vpath}.vm_hosts"),
+                            "is set in a group; vm_hosts is read only from all.vars",
+                            "move the vm_hosts list to all.vars",
+                        ));
+                    }
+                    layers.push(Layer {
+                        depth,
+                        origin: vpath,
+                        vars,
+                    });
+                }
+                other => {
+                    return Err(InputError::new(
+                        vpath,
+                        format!("is {}; vars is a mapping", other.kind()),
+                        "make it a mapping of variables",
+                    ));
+                }
+            }
+        }
+        if let Some(hosts) = group.get("hosts") {
+            let hpath = format!("{path}.hosts");
+            match hosts {
+                Yaml::Null => {}
+                Yaml::Map(hs) => {
+                    for (key, vars) in hs {
+                        self.host(key, vars, &hpath, &layers)?;
+                    }
+                }
+                other => {
+                    return Err(InputError::new(
+                        hpath,
+                        format!(
+                            "is {}; hosts is a mapping keyed by IPv4 address",
+                            other.kind()
+                        ),
+                        "write hosts as 10.10.10.10: {nodename: meta}",
+                    ));
+                }
+            }
+        }
+        if let Some(children) = group.get("children") {
+            let cpath = format!("{path}.children");
+            match children {
+                Yaml::Null => {}
+                Yaml::Map(cs) => {
+                    for (name, child) in cs {
+                        let label = match name {
+                            Yaml::Str(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        self.group(child, &format!("{cpath}.{label}"), depth + 1, &layers)?;
+                    }
+                }
+                other => {
+                    return Err(InputError::new(
+                        cpath,
+                        format!("is {}; children is a mapping of groups", other.kind()),
+                        "make it a mapping of group names",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn host(
+        &mut self,
+        key: &'a Yaml,
+        vars: &'a Yaml,
+        hpath: &str,
+        layers: &[Layer<'a>],
+    ) -> Result<(), InputError> {
+        let key_text = match key {
+            Yaml::Str(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let path = format!("{hpath}[{key_text}]");
+        let Yaml::Str(raw) = key else {
+            return Err(InputError::new(
+                &path,
+                format!("host key {key} must be an IPv4 address"),
+                "key each host by its address, e.g. 10.10.10.10:",
+            ));
+        };
+        let address = parse_ipv4(raw).map_err(|why| {
+            InputError::new(
+                hpath,
+                format!("host key {raw:?} {why}"),
+                "key each host by its canonical IPv4 address, e.g. 10.10.10.10:",
+            )
+        })?;
+        let own = match vars {
+            Yaml::Null => None,
+            Yaml::Map(_) => {
+                if vars.get("vm_hosts").is_some() {
+                    return Err(InputError::new(
+                        format!("{path}.vm_hosts"),
+                        "is set on a host; vm_hosts is read only from all.vars",
+                        "move the vm_hosts list to all.vars",
+                    ));
+                }
+                Some(Layer {
+                    depth: HOST_DEPTH,
+                    origin: path.clone(),
+                    vars,
+                })
+            }
+            other => {
+                return Err(InputError::new(
+                    &path,
+                    format!("is {}; host vars are a mapping", other.kind()),
+                    "write the host as 10.10.10.10: {nodename: meta}",
+                ));
+            }
+        };
+        let index = match self.by_address.get(&address) {
+            Some(&i) => i,
+            None => {
+                self.hosts.push(Found {
+                    address,
+                    origin: path.clone(),
+                    layers: Vec::new(),
+                });
+                self.by_address.insert(address, self.hosts.len() - 1);
+                self.hosts.len() - 1
+            }
+        };
+        let found = &mut self.hosts[index];
+        for layer in layers.iter().chain(own.iter()) {
+            if !found.layers.iter().any(|l| l.origin == layer.origin) {
+                found.layers.push(layer.clone());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Barn's `lookup`: the deepest layer that sets the key wins; two different values at that depth are an
+/// error; a value with `{{` is refused (Barn reads literal values only).
+fn lookup<'a>(host: &Found<'a>, key: &str) -> Result<Option<(&'a Yaml, String)>, InputError> {
+    let mut best: Option<(usize, &'a Yaml, String)> = None;
+    for layer in &host.layers {
+        let Some(value) = layer.vars.get(key) else {
+            continue;
+        };
+        let origin = format!("{}.{key}", layer.origin);
+        match &best {
+            Some((depth, _, _)) if *depth > layer.depth => {}
+            Some((depth, prev, prev_origin)) if *depth == layer.depth => {
+                if *prev != value {
+                    return Err(InputError::new(
+                        &host.origin,
+                        format!(
+                            "host {} inherits conflicting values for {key} from {prev_origin} ({prev}) and {origin} ({value})",
+                            host.address
+                        ),
+                        format!("set {key} at host level for {}", host.address),
+                    ));
+                }
+            }
+            _ => best = Some((layer.depth, value, origin)),
+        }
+    }
+    let Some((_, value, origin)) = best else {
+        return Ok(None);
+    };
+    if let Some(t) = value.find_template() {
+        return Err(InputError::new(
+            &origin,
+            format!("{t:?} is a template; pigsty-dns reads literal values only"),
+            "give the rendered value (Barn's host-names.yml has no templates)",
+        ));
+    }
+    Ok(Some((value, origin)))
+}
+
+fn resolve_host(h: &Found<'_>) -> Result<Host, InputError> {
+    let skip = match lookup(h, "vm_skip")? {
+        None | Some((Yaml::Null, _)) => false,
+        Some((Yaml::Bool(b), _)) => *b,
+        Some((other, origin)) => {
+            return Err(InputError::new(
+                origin,
+                format!("is {other}; vm_skip is true or false"),
+                "write vm_skip: true or remove it",
+            ));
+        }
+    };
+    if skip {
+        return Ok(Host {
+            address: h.address,
+            origin: h.origin.clone(),
+            skip,
+            node_name: None,
+            aliases: Vec::new(),
+        });
+    }
+    let node_name = node_name(h)?;
+    let aliases = match lookup(h, "vm_alias")? {
+        None | Some((Yaml::Null, _)) => Vec::new(),
+        Some((v, origin)) => string_list(v, &origin, "vm_alias")?,
+    };
+    Ok(Host {
+        address: h.address,
+        origin: h.origin.clone(),
+        skip,
+        node_name: Some(node_name),
+        aliases,
+    })
+}
+
+/// `nodename`, else `<pg_cluster>-<pg_seq>`, else `node-<last octet>` (Barn's nodeName).
+fn node_name(h: &Found<'_>) -> Result<Named, InputError> {
+    match lookup(h, "nodename")? {
+        Some((Yaml::Str(s), origin)) if !s.is_empty() => {
+            return Ok(Named {
+                name: s.clone(),
+                source: origin,
+            });
+        }
+        None | Some((Yaml::Null, _)) | Some((Yaml::Str(_), _)) => {}
+        Some((other, origin)) => {
+            return Err(InputError::new(
+                origin,
+                format!("is {other}; nodename is a string"),
+                "quote the node name, e.g. nodename: \"meta\"",
+            ));
+        }
+    }
+    let cluster = lookup(h, "pg_cluster")?;
+    let seq = lookup(h, "pg_seq")?;
+    if let (Some((c, c_origin)), Some((s, s_origin))) = (&cluster, &seq) {
+        let cluster = match c {
+            Yaml::Str(c) => c,
+            Yaml::Null => "",
+            other => {
+                return Err(InputError::new(
+                    c_origin,
+                    format!("is {other}; pg_cluster is a string"),
+                    "set nodename explicitly to name this VM",
+                ));
+            }
+        };
+        if !cluster.is_empty() {
+            let seq = match s {
+                Yaml::Int(i) if (0..=i128::from(i32::MAX)).contains(i) => *i,
+                other => {
+                    return Err(InputError::new(
+                        s_origin,
+                        format!("is {other}; pg_seq is an unquoted integer from 0 to 2147483647"),
+                        "set nodename explicitly to name this VM",
+                    ));
+                }
+            };
+            return Ok(Named {
+                name: format!("{cluster}-{seq}"),
+                source: format!("{c_origin}+{s_origin}"),
+            });
+        }
+    }
+    Ok(Named {
+        name: format!("node-{}", h.address.octets()[3]),
+        source: format!("{} (node-<last octet>)", h.origin),
+    })
+}
+
+fn string_list(v: &Yaml, origin: &str, what: &str) -> Result<Vec<Named>, InputError> {
+    let Yaml::Seq(items) = v else {
+        return Err(InputError::new(
+            origin,
+            format!("is {}; {what} is a list of names", v.kind()),
+            format!("write {what}: [name1, name2]"),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Yaml::Str(s) => Ok(Named {
+                name: s.clone(),
+                source: format!("{origin}[{i}]"),
+            }),
+            other => Err(InputError::new(
+                format!("{origin}[{i}]"),
+                format!("is {other}; a name is a string"),
+                "quote the name",
+            )),
+        })
+        .collect()
+}
+
+fn parse_vm_hosts(v: &Yaml, path: &str) -> Result<Vec<VmHost>, InputError> {
+    if let Some(t) = v.find_template() {
+        return Err(InputError::new(
+            path,
+            format!("{t:?} is a template; pigsty-dns reads literal values only"),
+            "give the rendered value",
+        ));
+    }
+    let Yaml::Seq(items) = v else {
+        return Err(InputError::new(
+            path,
+            format!(
+                "is {}; vm_hosts is a list of {{address, names}} entries",
+                v.kind()
+            ),
+            "write vm_hosts: [{address: 10.10.10.10, names: [meta]}]",
+        ));
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let Yaml::Map(entries) = item else {
+            return Err(InputError::new(
+                &at,
+                format!("is {}; an entry is {{address, names}}", item.kind()),
+                "write the entry as {address: 10.10.10.10, names: [meta]}",
+            ));
+        };
+        for (k, _) in entries {
+            if !matches!(k, Yaml::Str(s) if s == "address" || s == "names") {
+                return Err(InputError::new(
+                    &at,
+                    format!("has the unknown key {k}; an entry has only address and names"),
+                    "remove that key",
+                ));
+            }
+        }
+        let address = match item.get("address") {
+            Some(Yaml::Str(s)) => parse_ipv4(s).map_err(|why| {
+                InputError::new(
+                    format!("{at}.address"),
+                    format!("{s:?} {why}"),
+                    "give the canonical dotted-quad IPv4 address",
+                )
+            })?,
+            Some(other) => {
+                return Err(InputError::new(
+                    format!("{at}.address"),
+                    format!("is {other}; an address is a string such as 10.10.10.10"),
+                    "quote the address",
+                ));
+            }
+            None => {
+                return Err(InputError::new(
+                    &at,
+                    "has no address",
+                    "add address: <IPv4>",
+                ));
+            }
+        };
+        let names = match item.get("names") {
+            Some(v @ Yaml::Seq(_)) => string_list(v, &format!("{at}.names"), "names")?,
+            Some(other) => {
+                return Err(InputError::new(
+                    format!("{at}.names"),
+                    format!("is {}; names is a list", other.kind()),
+                    "write names: [name1, name2]",
+                ));
+            }
+            None => {
+                return Err(InputError::new(
+                    &at,
+                    "has no names",
+                    "add names: [name1, ...]",
+                ));
+            }
+        };
+        if names.is_empty() {
+            return Err(InputError::new(
+                format!("{at}.names"),
+                "is empty; an entry has at least one name",
+                "add a name or remove the entry",
+            ));
+        }
+        out.push(VmHost {
+            address,
+            source: format!("{at}.address"),
+            names,
+        });
+    }
+    Ok(out)
+}
+
+/// Canonical dotted-quad IPv4 only; says exactly what is wrong otherwise (the text follows the quoted value).
+pub fn parse_ipv4(raw: &str) -> Result<Ipv4Addr, String> {
+    if let Some((addr, mask)) = raw.split_once('/') {
+        let bare = addr
+            .parse::<Ipv4Addr>()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| addr.to_string());
+        let _ = mask;
+        return Err(format!("is a CIDR; give the bare address {bare}"));
+    }
+    if raw.parse::<std::net::Ipv6Addr>().is_ok() {
+        return Err("is an IPv6 address; only IPv4 addresses are served".into());
+    }
+    let parts: Vec<&str> = raw.split('.').collect();
+    if parts.len() == 4
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        let octets: Vec<u16> = parts.iter().filter_map(|p| p.parse().ok()).collect();
+        if octets.iter().all(|o| *o <= 255) && octets.len() == 4 {
+            let canonical = format!("{}.{}.{}.{}", octets[0], octets[1], octets[2], octets[3]);
+            if canonical != raw {
+                return Err(format!("has a leading zero; write it as {canonical}"));
+            }
+            if let Ok(a) = raw.parse::<Ipv4Addr>() {
+                return Ok(a);
+            }
+        }
+        return Err("is not an IPv4 address (an octet is above 255)".into());
+    }
+    Err("is not an IPv4 address".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv4_canonical_only() {
+        assert_eq!(parse_ipv4("10.10.10.10"), Ok(Ipv4Addr::new(10, 10, 10, 10)));
+        assert!(
+            parse_ipv4("10.10.10.100/24")
+                .unwrap_err()
+                .contains("CIDR; give the bare address 10.10.10.100")
+        );
+        assert!(
+            parse_ipv4("10.10.10.010")
+                .unwrap_err()
+                .contains("write it as 10.10.10.10")
+        );
+        assert!(parse_ipv4("::1").unwrap_err().contains("IPv6"));
+        assert!(
+            parse_ipv4("10.10.10.256")
+                .unwrap_err()
+                .contains("above 255")
+        );
+        assert!(parse_ipv4("unknown").unwrap_err().contains("not an IPv4"));
+        assert!(parse_ipv4("10.10.10").unwrap_err().contains("not an IPv4"));
+    }
+}

@@ -1,0 +1,463 @@
+//! The state directory: generations written atomically and never overwritten, ownership and mode checks,
+//! the newest good generation computed from the files themselves, history and pruning.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::generation::{self, Generation, Input};
+use crate::records::RecordSet;
+
+/// Generations kept after a store; older ones are pruned.
+pub const KEEP: usize = 50;
+/// A generation file larger than this is never read (100,000 names take about 25 MB).
+pub const MAX_GENERATION_BYTES: u64 = 128 * 1024 * 1024;
+const GENERATIONS: &str = "generations";
+const WRITER_LOCK: &str = "writer.lock";
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// A store failure, classified the way the CLI reports it.
+#[derive(Debug)]
+pub enum StoreError {
+    /// Owner, mode or digest does not check out (exit 7).
+    Integrity { message: String, next: String },
+    /// The writer lock is held too long (exit 6).
+    Busy { message: String, next: String },
+    /// The state dir cannot be chosen (exit 2).
+    Usage { message: String, next: String },
+    /// Anything the OS refused (exit 1).
+    Io { message: String, next: String },
+}
+
+impl StoreError {
+    fn io(what: String, e: io::Error) -> StoreError {
+        StoreError::Io {
+            message: format!("{what}: {e}"),
+            next: "check the state directory's path, permissions and free space".into(),
+        }
+    }
+}
+
+/// Where the state dir is: the flag, else `$PIGSTY_DNS_STATE_DIR`, else the platform's per-user state dir.
+pub fn resolve(flag: Option<&Path>) -> Result<PathBuf, StoreError> {
+    if let Some(p) = flag {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("PIGSTY_DNS_STATE_DIR").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    if cfg!(target_os = "macos") {
+        if let Some(h) = home {
+            return Ok(h.join("Library/Application Support/pigsty-dns"));
+        }
+    } else if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(x).join("pigsty-dns"));
+    } else if let Some(h) = home {
+        return Ok(h.join(".local/state/pigsty-dns"));
+    }
+    Err(StoreError::Usage {
+        message: "no state directory: HOME is not set".into(),
+        next: "give --state-dir DIR or set PIGSTY_DNS_STATE_DIR".into(),
+    })
+}
+
+/// One generation file found in the state dir.
+#[derive(Debug)]
+pub struct Entry {
+    pub serial: u32,
+    pub path: PathBuf,
+    /// The checked generation, or why the file is not served.
+    pub status: Result<Generation, String>,
+}
+
+#[derive(Debug)]
+pub enum Outcome {
+    /// The newest good generation already has these records.
+    Unchanged { serial: u32 },
+    /// `--dry-run`: what would be stored.
+    WouldStore {
+        generation: Generation,
+        previous: Option<Generation>,
+    },
+    Stored {
+        generation: Generation,
+        path: PathBuf,
+        previous: Option<Generation>,
+    },
+}
+
+pub struct StateDir {
+    root: PathBuf,
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// A directory we keep state in must be ours and writable by no one else.
+fn check_dir(path: &Path) -> Result<(), StoreError> {
+    let m = fs::symlink_metadata(path)
+        .map_err(|e| StoreError::io(format!("cannot read {}", path.display()), e))?;
+    if !m.is_dir() {
+        return Err(StoreError::Integrity {
+            message: format!("state directory {} is not a directory", path.display()),
+            next: "give --state-dir a directory of your own".into(),
+        });
+    }
+    if m.uid() != euid() {
+        return Err(StoreError::Integrity {
+            message: format!(
+                "state directory {} is owned by uid {}, not by you (uid {})",
+                path.display(),
+                m.uid(),
+                euid()
+            ),
+            next: "use a state directory you own (--state-dir), or fix its owner".into(),
+        });
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(StoreError::Integrity {
+            message: format!(
+                "state directory {} has mode {:o}: others can write to it",
+                path.display(),
+                m.mode() & 0o7777
+            ),
+            next: format!("chmod 700 {}", path.display()),
+        });
+    }
+    Ok(())
+}
+
+impl StateDir {
+    /// Opens the state dir, creating it (0700) when `create` is set; without it a missing dir reads as empty.
+    pub fn open(root: &Path, create: bool) -> Result<StateDir, StoreError> {
+        let gens = root.join(GENERATIONS);
+        if create {
+            if let Some(parent) = root.parent().filter(|p| !p.as_os_str().is_empty()) {
+                fs::create_dir_all(parent).map_err(|e| {
+                    StoreError::io(format!("cannot create {}", parent.display()), e)
+                })?;
+            }
+            for dir in [root, gens.as_path()] {
+                match fs::DirBuilder::new().mode(0o700).create(dir) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(e) => {
+                        return Err(StoreError::io(
+                            format!("cannot create {}", dir.display()),
+                            e,
+                        ));
+                    }
+                }
+            }
+        }
+        if !create && !root.exists() {
+            // Nothing stored yet: reads see an empty history.
+            return Ok(StateDir {
+                root: root.to_path_buf(),
+            });
+        }
+        check_dir(root)?;
+        if gens.exists() || create {
+            check_dir(&gens)?;
+        }
+        Ok(StateDir {
+            root: root.to_path_buf(),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn generations_dir(&self) -> PathBuf {
+        self.root.join(GENERATIONS)
+    }
+
+    /// Every generation file, newest serial first, each checked.
+    pub fn scan(&self) -> Result<Vec<Entry>, StoreError> {
+        let dir = self.generations_dir();
+        let mut out = Vec::new();
+        let rd = match fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(StoreError::io(format!("cannot list {}", dir.display()), e)),
+        };
+        for item in rd {
+            let item =
+                item.map_err(|e| StoreError::io(format!("cannot list {}", dir.display()), e))?;
+            let name = item.file_name();
+            let Some((serial, digest_prefix)) = name.to_str().and_then(parse_file_name) else {
+                continue;
+            };
+            let path = item.path();
+            let status = read_generation(&path).and_then(|g| {
+                if g.serial != serial {
+                    Err(format!(
+                        "holds serial {} under the name of serial {serial}",
+                        g.serial
+                    ))
+                } else if !g.self_digest().starts_with(&digest_prefix) {
+                    Err("has a self-digest that does not match its file name".into())
+                } else {
+                    Ok(g)
+                }
+            });
+            out.push(Entry {
+                serial,
+                path,
+                status,
+            });
+        }
+        out.sort_by(|a, b| b.serial.cmp(&a.serial).then_with(|| a.path.cmp(&b.path)));
+        Ok(out)
+    }
+
+    /// The newest generation that checks out; bad files are skipped (the caller may log them from `scan`).
+    pub fn newest_good(&self) -> Result<Option<(Generation, PathBuf)>, StoreError> {
+        Ok(self
+            .scan()?
+            .into_iter()
+            .find_map(|e| e.status.ok().map(|g| (g, e.path))))
+    }
+
+    /// Seals `set` as the next serial unless the newest good generation already serves the same records.
+    pub fn commit(
+        &self,
+        set: &RecordSet,
+        ttl: u32,
+        negative_ttl: u32,
+        input: Input,
+        dry_run: bool,
+    ) -> Result<Outcome, StoreError> {
+        let _lock = if dry_run { None } else { Some(self.lock()?) };
+        let entries = self.scan()?;
+        let previous = entries.iter().find_map(|e| e.status.as_ref().ok()).cloned();
+        let next = entries
+            .first()
+            .map(|e| e.serial)
+            .unwrap_or(0)
+            .checked_add(1)
+            .ok_or_else(|| StoreError::Integrity {
+                message: "the serial space is used up (serial 4294967295 exists)".into(),
+                next: "start a new state directory".into(),
+            })?;
+        let generation = Generation::seal(
+            set,
+            ttl,
+            negative_ttl,
+            next,
+            generation::rfc3339(SystemTime::now()),
+            input,
+        );
+        if let Some(p) = previous
+            .as_ref()
+            .filter(|p| p.record_digest == generation.record_digest)
+        {
+            return Ok(Outcome::Unchanged { serial: p.serial });
+        }
+        if dry_run {
+            return Ok(Outcome::WouldStore {
+                generation,
+                previous,
+            });
+        }
+        let path = self.write(&generation)?;
+        self.prune(&entries);
+        Ok(Outcome::Stored {
+            generation,
+            path,
+            previous,
+        })
+    }
+
+    /// temp file (0600, fsync) → link to the final name, which fails if it exists → unlink temp → fsync dir.
+    fn write(&self, g: &Generation) -> Result<PathBuf, StoreError> {
+        let dir = self.generations_dir();
+        let bytes = g.encode();
+        let final_path = dir.join(file_name(g.serial, &g.self_digest()));
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let tmp = dir.join(format!(".tmp-{}-{nanos}", std::process::id()));
+        let result = (|| {
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            f.write_all(&bytes)?;
+            f.sync_all()?;
+            drop(f);
+            fs::hard_link(&tmp, &final_path)
+        })();
+        let _ = fs::remove_file(&tmp);
+        result.map_err(|e| StoreError::io(format!("cannot store {}", final_path.display()), e))?;
+        File::open(&dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| StoreError::io(format!("cannot sync {}", dir.display()), e))?;
+        Ok(final_path)
+    }
+
+    /// Keeps the newest [`KEEP`] files (the new one included). Failures only cost disk space.
+    fn prune(&self, before: &[Entry]) {
+        for e in before.iter().skip(KEEP - 1) {
+            let _ = fs::remove_file(&e.path);
+        }
+        // Temp files of writers that died: every writer holds the lock, so none is in use now.
+        if let Ok(rd) = fs::read_dir(self.generations_dir()) {
+            for item in rd.flatten() {
+                if item
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|n| n.starts_with(".tmp-"))
+                {
+                    let _ = fs::remove_file(item.path());
+                }
+            }
+        }
+    }
+
+    /// The writer lock (flock, so a killed writer never leaves it held), waited for a bounded time.
+    fn lock(&self) -> Result<File, StoreError> {
+        let path = self.root.join(WRITER_LOCK);
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| StoreError::io(format!("cannot open {}", path.display()), e))?;
+        let start = Instant::now();
+        loop {
+            // SAFETY: flock on a file descriptor we own.
+            if unsafe {
+                libc::flock(
+                    std::os::fd::AsRawFd::as_raw_fd(&f),
+                    libc::LOCK_EX | libc::LOCK_NB,
+                )
+            } == 0
+            {
+                return Ok(f);
+            }
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(StoreError::io(
+                    format!("cannot lock {}", path.display()),
+                    err,
+                ));
+            }
+            if start.elapsed() > LOCK_WAIT {
+                return Err(StoreError::Busy {
+                    message: format!(
+                        "another pigsty-dns load has held {} for {} s",
+                        path.display(),
+                        LOCK_WAIT.as_secs()
+                    ),
+                    next: "wait for the other load to finish, then run this again".into(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+pub fn file_name(serial: u32, self_digest: &str) -> String {
+    format!(
+        "gen-{serial:010}-{}.json",
+        &self_digest[..16.min(self_digest.len())]
+    )
+}
+
+/// `gen-0000000042-0123456789abcdef.json` → (42, "0123456789abcdef"); temp names and anything else → None.
+pub fn parse_file_name(name: &str) -> Option<(u32, String)> {
+    let rest = name.strip_prefix("gen-")?.strip_suffix(".json")?;
+    let (serial, digest) = rest.split_once('-')?;
+    if serial.len() != 10 || !serial.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if digest.len() != 16
+        || !digest
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        return None;
+    }
+    Some((serial.parse().ok()?, digest.to_string()))
+}
+
+/// Reads one generation file only if it is a regular file of ours, mode 0600, one link, not too large,
+/// and its contents check out.
+pub fn read_generation(path: &Path) -> Result<Generation, String> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                "is a symlink".to_string()
+            } else {
+                format!("cannot be read ({e})")
+            }
+        })?;
+    let m = f.metadata().map_err(|e| format!("cannot be read ({e})"))?;
+    if !m.is_file() {
+        return Err("is not a regular file".into());
+    }
+    if m.uid() != euid() {
+        return Err(format!(
+            "is owned by uid {}, not by this user (uid {})",
+            m.uid(),
+            euid()
+        ));
+    }
+    if m.mode() & 0o077 != 0 {
+        return Err(format!(
+            "has mode {:o}; generation files are 0600",
+            m.mode() & 0o7777
+        ));
+    }
+    if m.nlink() != 1 {
+        return Err(format!(
+            "has {} hard links; a sealed generation has one",
+            m.nlink()
+        ));
+    }
+    if m.len() > MAX_GENERATION_BYTES {
+        return Err(format!(
+            "is {} bytes, above the {MAX_GENERATION_BYTES}-byte limit",
+            m.len()
+        ));
+    }
+    let mut bytes = Vec::with_capacity(m.len() as usize);
+    f.take(MAX_GENERATION_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    Generation::decode(&bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_round_trip_and_temp_names_are_ignored() {
+        let n = file_name(42, "0123456789abcdef0123");
+        assert_eq!(n, "gen-0000000042-0123456789abcdef.json");
+        assert_eq!(parse_file_name(&n), Some((42, "0123456789abcdef".into())));
+        assert_eq!(parse_file_name(".tmp-1-2"), None);
+        assert_eq!(parse_file_name("gen-42-0123456789abcdef.json"), None);
+        assert_eq!(
+            parse_file_name("gen-0000000042-0123456789ABCDEF.json"),
+            None
+        );
+    }
+}

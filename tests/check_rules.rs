@@ -1,0 +1,559 @@
+//! Every input rule, each with a positive and a negative case, through `pigsty-dns check` on real files.
+
+mod common;
+use common::*;
+
+#[test]
+fn samples_are_valid_and_serve_their_names() {
+    let meta = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/zones/pigsty.test.yml"
+    ))
+    .unwrap();
+    assert_eq!(
+        served(&meta),
+        pairs(&[
+            ("meta.pigsty.test", "10.10.10.10"),
+            ("pg-meta-1.pigsty.test", "10.10.10.10"),
+            ("pg-meta.pigsty.test", "10.10.10.10")
+        ])
+    );
+    let ha = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/zones/ha.yml")).unwrap();
+    let names = served(&ha);
+    assert_eq!(names.len(), 7);
+    assert!(names.contains(&("pg-meta-3.pigsty.test".into(), "10.10.10.12".into())));
+}
+
+#[test]
+fn outside_zone_names_are_listed_not_dropped() {
+    let r = check_text(
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars:\n    vm_hosts: [{address: 10.10.10.10, names: [i.pigsty, a.pigsty.test]}]\n",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("not served (1):"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("i.pigsty") && r.stdout.contains("outside zone pigsty.test"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("a.pigsty.test"),
+        "served as is: {}",
+        r.stdout
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "h.yml",
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars: {vm_hosts: [{address: 10.10.10.10, names: [i.pigsty]}]}\n",
+    );
+    let r = run(&["check", "--json", p.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["not_served"][0]["name"], "i.pigsty");
+    assert_eq!(v["not_served"][0]["reason"], "outside zone pigsty.test");
+    assert_eq!(
+        v["not_served"][0]["sources"][0],
+        "all.vars.vm_hosts[0].names[0]"
+    );
+    // With --zone pigsty, the same name is served.
+    let r = run(&["check", "--json", "--zone", "pigsty", p.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["served"][0]["name"], "i.pigsty");
+    assert_eq!(v["served"][1]["name"], "meta.pigsty");
+}
+
+#[test]
+fn node_name_order_nodename_then_pg_then_octet() {
+    let text = "all:\n  children:\n    pg-meta:\n      vars: {pg_cluster: pg-meta}\n      hosts:\n        10.10.10.10: {pg_seq: 1, nodename: meta}\n        10.10.10.11: {pg_seq: 2}\n        10.10.10.12: {}\n        10.10.10.13: {nodename: ''}\n";
+    // .12 has pg_cluster but no pg_seq: falls back to node-12. An empty nodename does not count.
+    let text = text.replace(
+        "10.10.10.13: {nodename: ''}",
+        "10.10.10.13: {nodename: '', pg_seq: 3}",
+    );
+    assert_eq!(
+        served(&text),
+        pairs(&[
+            ("meta.pigsty.test", "10.10.10.10"),
+            ("node-12.pigsty.test", "10.10.10.12"),
+            ("pg-meta-2.pigsty.test", "10.10.10.11"),
+            ("pg-meta-3.pigsty.test", "10.10.10.13"),
+        ])
+    );
+}
+
+#[test]
+fn pg_seq_must_be_an_integer() {
+    refused(
+        "all:\n  hosts: {10.10.10.10: {pg_cluster: pg-meta, pg_seq: '1'}}\n",
+        &["all.hosts[10.10.10.10].pg_seq", "\"1\"", "unquoted integer"],
+    );
+    let r = refused(
+        "all:\n  hosts: {10.10.10.10: {pg_cluster: pg-meta, pg_seq: 2147483648}}\n",
+        &["pg_seq"],
+    );
+    assert!(
+        r.stderr.contains("next: set nodename explicitly"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        served("all:\n  hosts: {10.10.10.10: {pg_cluster: pg-meta, pg_seq: 2147483647}}\n")[0].0,
+        "pg-meta-2147483647.pigsty.test"
+    );
+}
+
+#[test]
+fn node_names_are_lowercase_single_labels_and_unique() {
+    refused(
+        "all:\n  hosts: {10.10.10.10: {nodename: Meta}}\n",
+        &["all.hosts[10.10.10.10].nodename", "\"Meta\"", "upper case"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {nodename: pigsty.cc}}\n",
+        &["\"pigsty.cc\"", "single label"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {nodename: 5}}\n",
+        &["nodename", "is a string"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}, 10.10.10.11: {nodename: meta}}\n",
+        &[
+            "all.hosts[10.10.10.11].nodename",
+            "\"meta\"",
+            "all.hosts[10.10.10.10].nodename",
+        ],
+    );
+}
+
+#[test]
+fn groups_merge_hosts_by_address_and_deeper_layer_wins() {
+    let text = "all:\n  vars: {nodename: from-all}\n  children:\n    pg-meta:\n      vars: {nodename: from-group}\n      hosts: {10.10.10.10: {nodename: meta}, 10.10.10.11: }\n    infra:\n      hosts: {10.10.10.10: {vm_alias: [infra-1]}}\n    etcd:\n      hosts: {10.10.10.10: }\n";
+    // The group value beats all.vars; equal-depth agreement (two host layers of .10) is fine.
+    let s = served(text);
+    assert!(
+        s.contains(&("meta.pigsty.test".into(), "10.10.10.10".into())),
+        "{s:?}"
+    );
+    assert!(
+        s.contains(&("infra-1.pigsty.test".into(), "10.10.10.10".into())),
+        "{s:?}"
+    );
+    assert!(
+        s.contains(&("from-group.pigsty.test".into(), "10.10.10.11".into())),
+        "{s:?}"
+    );
+    assert_eq!(s.len(), 3);
+}
+
+#[test]
+fn equal_depth_disagreement_is_an_error() {
+    let text = "all:\n  children:\n    a:\n      vars: {nodename: one}\n      hosts: {10.10.10.10: }\n    b:\n      vars: {nodename: two}\n      hosts: {10.10.10.10: }\n";
+    let r = refused(
+        text,
+        &[
+            "inherits conflicting values for nodename",
+            "all.children.a.vars.nodename",
+            "all.children.b.vars.nodename",
+        ],
+    );
+    assert!(
+        r.stderr.contains("next: set nodename at host level"),
+        "{}",
+        r.stderr
+    );
+    // Same value at the same depth is fine.
+    assert_eq!(
+        served(&text.replace("nodename: two", "nodename: one")).len(),
+        1
+    );
+    // And a host-level value resolves it.
+    assert_eq!(
+        served(&text.replace(
+            "a:\n      vars: {nodename: one}\n      hosts: {10.10.10.10: }",
+            "a:\n      vars: {nodename: one}\n      hosts: {10.10.10.10: {nodename: own}}"
+        ))[0]
+            .0,
+        "own.pigsty.test"
+    );
+}
+
+#[test]
+fn host_keys_must_be_canonical_ipv4() {
+    refused(
+        "all:\n  hosts: {meta: {}}\n",
+        &["all.hosts", "\"meta\"", "not an IPv4"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.010: {}}\n",
+        &["\"10.10.10.010\"", "leading zero", "10.10.10.10"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10/24: {}}\n",
+        &["\"10.10.10.10/24\"", "CIDR", "bare address 10.10.10.10"],
+    );
+    refused("all:\n  hosts: {'::1': {}}\n", &["\"::1\"", "IPv6"]);
+}
+
+#[test]
+fn addresses_share_one_private_slash24_in_the_static_pool() {
+    refused(
+        "all:\n  hosts: {10.10.10.10: {}, 10.10.11.10: {}}\n",
+        &["10.10.11.10", "outside 10.10.10.0/24", "one /24"],
+    );
+    refused("all:\n  hosts: {8.8.8.10: {}}\n", &["8.8.8.10", "RFC 1918"]);
+    refused(
+        "all:\n  hosts: {10.10.10.8: {}}\n",
+        &["10.10.10.8", ".9-.254"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.255: {}}\n",
+        &["10.10.10.255", ".9-.254"],
+    );
+    assert_eq!(
+        served("all:\n  hosts: {192.168.5.9: {}, 192.168.5.254: {}}\n").len(),
+        2
+    );
+    assert_eq!(
+        served("all:\n  hosts: {172.31.1.9: {}}\n")[0].0,
+        "node-9.pigsty.test"
+    );
+}
+
+#[test]
+fn vm_hosts_entries_are_exactly_address_and_names() {
+    let ok = "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars:\n    vm_hosts:\n      - {address: 10.10.10.10, names: [pg-meta]}\n      - {address: 10.10.10.9, names: [sss]}\n";
+    assert_eq!(
+        served(ok),
+        pairs(&[
+            ("meta.pigsty.test", "10.10.10.10"),
+            ("pg-meta.pigsty.test", "10.10.10.10"),
+            ("sss.pigsty.test", "10.10.10.9")
+        ])
+    );
+    let base = "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars:\n    vm_hosts:\n      - {address: 10.10.10.10, names: [pg-meta]}\n      - {address: 10.10.10.9, names: [sss]}\n";
+    refused(
+        &format!("{base}      - {{address: 10.10.10.100/24, names: [x]}}\n"),
+        &[
+            "all.vars.vm_hosts[2].address",
+            "\"10.10.10.100/24\" is a CIDR; give the bare address 10.10.10.100",
+        ],
+    );
+    refused(
+        &format!("{base}      - {{address: 10.10.10.11, names: [x], comment: hi}}\n"),
+        &["all.vars.vm_hosts[2]", "unknown key \"comment\""],
+    );
+    refused(
+        &format!("{base}      - {{address: 10.10.10.11}}\n"),
+        &["all.vars.vm_hosts[2]", "no names"],
+    );
+    refused(
+        &format!("{base}      - {{address: 10.10.10.11, names: []}}\n"),
+        &["all.vars.vm_hosts[2].names", "empty"],
+    );
+    refused(
+        &format!("{base}      - {{names: [x]}}\n"),
+        &["all.vars.vm_hosts[2]", "no address"],
+    );
+    refused(
+        &format!("{base}      - {{address: 10.10.10.3, names: [x]}}\n"),
+        &["all.vars.vm_hosts[2].address", "10.10.10.3", ".9-.254"],
+    );
+    refused(
+        &format!("{base}      - {{address: 10.10.10.10, names: [x]}}\n"),
+        &[
+            "all.vars.vm_hosts[2].address",
+            "listed again",
+            "vm_hosts[0]",
+        ],
+    );
+    refused(
+        &format!("{base}      - {{address: 10.10.10.11, names: [x, X]}}\n"),
+        &["all.vars.vm_hosts[2].names[1]", "repeats"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {}}\n  vars: {vm_hosts: {address: 10.10.10.10}}\n",
+        &["all.vars.vm_hosts", "a list"],
+    );
+}
+
+#[test]
+fn vm_hosts_only_in_all_vars() {
+    refused(
+        "all:\n  children:\n    g:\n      vars: {vm_hosts: []}\n      hosts: {10.10.10.10: {}}\n",
+        &["all.children.g.vars.vm_hosts", "only from all.vars"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {vm_hosts: []}}\n",
+        &["all.hosts[10.10.10.10].vm_hosts", "only from all.vars"],
+    );
+}
+
+#[test]
+fn vm_hosts_names_fold_case() {
+    let s = served(
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars: {vm_hosts: [{address: 10.10.10.10, names: [PG-Meta, META]}]}\n",
+    );
+    assert_eq!(
+        s,
+        pairs(&[
+            ("meta.pigsty.test", "10.10.10.10"),
+            ("pg-meta.pigsty.test", "10.10.10.10")
+        ])
+    );
+}
+
+#[test]
+fn bad_names_are_refused_with_value_and_place() {
+    let host = "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars: {vm_hosts: [{address: 10.10.10.10, names: [NAME]}]}\n";
+    for (name, why) in [
+        ("'meta.'", "trailing dot"),
+        ("'*.pigsty.test'", "wildcard"),
+        ("_pg", "\"_\""),
+        ("bücher", "non-ASCII"),
+        ("'a..b'", "empty label"),
+        ("-a", "starts or ends"),
+    ] {
+        refused(
+            &host.replace("NAME", name),
+            &["all.vars.vm_hosts[0].names[0]", why],
+        );
+    }
+    let long = "a".repeat(64);
+    refused(&host.replace("NAME", &long), &[&long, "at most 63"]);
+    let long_name = vec!["a".repeat(60); 5].join(".");
+    refused(&host.replace("NAME", &long_name), &["at most 253"]);
+}
+
+#[test]
+fn aliases_serve_and_conflicts_name_both_sources() {
+    let s = served(
+        "all:\n  hosts: {10.10.10.10: {nodename: meta, vm_alias: [pg-meta, meta, x.pigsty.test]}}\n",
+    );
+    assert_eq!(
+        s,
+        pairs(&[
+            ("meta.pigsty.test", "10.10.10.10"),
+            ("pg-meta.pigsty.test", "10.10.10.10"),
+            ("x.pigsty.test", "10.10.10.10")
+        ])
+    );
+    refused(
+        "all:\n  hosts:\n    10.10.10.10: {nodename: meta}\n    10.10.10.11: {nodename: other, vm_alias: [meta]}\n",
+        &[
+            "\"meta.pigsty.test\" maps to both 10.10.10.10 (all.hosts[10.10.10.10].nodename) and 10.10.10.11 (all.hosts[10.10.10.11].vm_alias[0])",
+        ],
+    );
+    // meta and meta.pigsty.test are the same served name.
+    refused(
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars: {vm_hosts: [{address: 10.10.10.11, names: [meta.pigsty.test]}]}\n",
+        &[
+            "maps to both 10.10.10.10",
+            "10.10.10.11 (all.vars.vm_hosts[0].names[0])",
+        ],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {vm_alias: [a, a]}}\n",
+        &["vm_alias[1]", "repeats"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {vm_alias: a}}\n",
+        &["vm_alias", "a list"],
+    );
+    // The same name on the same address from two sources merges.
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "h.yml",
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars: {vm_hosts: [{address: 10.10.10.10, names: [meta]}]}\n",
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["check", "--json", p.to_str().unwrap()]).stdout).unwrap();
+    assert_eq!(
+        v["served"][0]["sources"],
+        serde_json::json!([
+            "all.hosts[10.10.10.10].nodename",
+            "all.vars.vm_hosts[0].names[0]"
+        ])
+    );
+}
+
+#[test]
+fn vm_skip_removes_a_host_but_one_must_remain() {
+    let s = served("all:\n  hosts: {10.10.10.10: {nodename: meta}, 10.20.0.5: {vm_skip: true}}\n");
+    assert_eq!(s, pairs(&[("meta.pigsty.test", "10.10.10.10")]));
+    refused(
+        "all:\n  hosts: {10.10.10.10: {vm_skip: true}}\n",
+        &["no managed host"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {}, 10.10.10.11: {vm_skip: 'yes'}}\n",
+        &["vm_skip", "true or false"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {}, skipped: {vm_skip: true}}\n",
+        &["\"skipped\"", "IPv4"],
+    );
+    let r = check_text("all:\n  hosts: {10.10.10.10: {}, 10.10.10.11: {vm_skip: true}}\n");
+    assert!(
+        r.stdout.contains("not managed: host 10.10.10.11"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn literal_values_only_where_read() {
+    refused(
+        "all:\n  hosts: {10.10.10.10: {nodename: '{{ name }}'}}\n",
+        &["nodename", "template", "literal values only"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {vm_alias: ['{{ x }}']}}\n",
+        &["vm_alias", "template"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {}}\n  vars: {vm_hosts: [{address: 10.10.10.10, names: ['{{a}}']}]}\n",
+        &["vm_hosts", "template"],
+    );
+    // Templates in variables pigsty-dns does not read are none of its business.
+    assert_eq!(
+        served("all:\n  hosts: {10.10.10.10: {pg_hba: '{{ x }}'}}\n  vars: {grafana: '{{ y }}'}\n")
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn a_full_pigsty_inventory_loads() {
+    let text = r#"---
+all:
+  children:
+    infra: { hosts: { 10.10.10.10: { infra_seq: 1 } }, vars: { repo_enabled: false } }
+    etcd: { hosts: { 10.10.10.10: { etcd_seq: 1 } }, vars: { etcd_cluster: etcd } }
+    minio: { hosts: { 10.10.10.10: { minio_seq: 1 } }, vars: { minio_cluster: minio } }
+    pg-meta:
+      hosts: { 10.10.10.10: { pg_seq: 1, pg_role: primary } }
+      vars:
+        pg_cluster: pg-meta
+        pg_users:
+          - { name: dbuser_meta ,password: DBUser.Meta ,pgbouncer: true ,roles: [dbrole_admin] ,comment: pigsty admin user }
+        pg_databases:
+          - { name: meta ,baseline: cmdb.sql ,comment: pigsty meta database ,schemas: [pigsty] ,extensions: [{ name: vector }] }
+        pg_hba_rules:
+          - { user: dbuser_view , db: all ,addr: infra ,auth: pwd ,title: 'allow grafana dashboard access cmdb from infra nodes' }
+        pg_vip_enabled: false
+        pg_vip_address: 10.10.10.2/24
+        node_crontab: [ '00 01 * * * postgres /pg/bin/pg-backup full' ]
+  vars:
+    version: v4.5.0
+    admin_ip: 10.10.10.10
+    region: default
+    node_tune: oltp
+    pg_conf: oltp.yml
+    infra_portal:
+      home: { domain: i.pigsty }
+      pgadmin: { domain: adm.pigsty, endpoint: "${admin_ip}:8885" }
+    node_etc_hosts: [ '${admin_ip} i.pigsty sss.pigsty' ]
+    pg_default_hba_rules: &hba
+      - {user: '${dbsu}' ,db: all ,addr: local ,auth: ident ,title: 'dbsu access via local os user ident' }
+    pgb_default_hba_rules: *hba
+    vm_cpu: 2
+    vm_mem: 4096
+    jinja_thing: "{{ inventory_hostname }}"
+"#;
+    assert_eq!(
+        served(text),
+        pairs(&[("pg-meta-1.pigsty.test", "10.10.10.10")])
+    );
+}
+
+#[test]
+fn yaml_document_rules() {
+    refused(
+        "all:\n  hosts: {10.10.10.10: {}}\n  hosts: {10.10.10.11: {}}\n",
+        &["mapping key \"hosts\" twice"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {}}\n---\nall: {}\n",
+        &["exactly one YAML document"],
+    );
+    refused("", &["is empty"]);
+    refused("- a\n- b\n", &["a list at the top"]);
+    refused("hosts: {10.10.10.10: {}}\n", &["no all: key"]);
+    refused(
+        "all:\n  hosts: {10.10.10.10: {}\n",
+        &["not valid YAML", "line"],
+    );
+    refused("all:\n  hosts: {}\n", &["lists no hosts"]);
+    // Anchors, aliases and merge keys work; explicit keys win over merged ones.
+    let text = "x-common: &common {nodename: merged, vm_alias: [shared]}\nall:\n  hosts:\n    10.10.10.10: {<<: *common, nodename: meta}\n    10.10.10.11: {<<: *common, vm_alias: [other]}\n";
+    assert_eq!(
+        served(text),
+        pairs(&[
+            ("merged.pigsty.test", "10.10.10.11"),
+            ("meta.pigsty.test", "10.10.10.10"),
+            ("other.pigsty.test", "10.10.10.11"),
+            ("shared.pigsty.test", "10.10.10.10")
+        ])
+    );
+}
+
+#[test]
+fn hostile_documents_are_refused_with_bounds() {
+    let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..10 {
+        let p = i - 1;
+        bomb.push_str(&format!(
+            "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+        ));
+    }
+    bomb.push_str("all:\n  hosts: {10.10.10.10: {}}\n");
+    refused(&bomb, &["too many values"]);
+    let deep = format!(
+        "all:\n  hosts: {{10.10.10.10: {{x: {}1{}}}}}\n",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    refused(&deep, &["not valid YAML"]);
+    let dir = tempfile::tempdir().unwrap();
+    let big = format!(
+        "all:\n  hosts: {{10.10.10.10: {{}}}}\n  vars: {{pad: '{}'}}\n",
+        "x".repeat(4 * 1024 * 1024)
+    );
+    let p = write(dir.path(), "big.yml", &big);
+    let r = run(&["check", p.to_str().unwrap()]);
+    assert_eq!(r.code, 8);
+    assert!(r.error_line().contains("4 MiB"), "{}", r.stderr);
+}
+
+#[test]
+fn more_than_100000_served_names_is_refused() {
+    let mut text = String::from(
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars:\n    vm_hosts:\n      - address: 10.10.10.10\n        names:\n",
+    );
+    for i in 0..100_001 {
+        text.push_str(&format!("          - n{i}\n"));
+    }
+    refused(&text, &["100002 served names", "at most 100000"]);
+}
+
+#[test]
+fn errors_in_json_are_one_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "h.yml", "all:\n  hosts: {10.10.10.010: {}}\n");
+    let r = run(&["check", "--json", p.to_str().unwrap()]);
+    assert_eq!(r.code, 8);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("one JSON object");
+    assert_eq!(v["error"], "invalid");
+    assert!(v["message"].as_str().unwrap().contains("leading zero"));
+    assert!(v["next"].as_str().unwrap().contains("canonical IPv4"));
+    let r = run(&["check", "/nonexistent/host-names.yml"]);
+    assert_eq!(r.code, 2);
+    assert!(r.error_line().contains("/nonexistent/host-names.yml"));
+    let r = run(&["check"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = run(&["bogus"]);
+    assert_eq!(r.code, 2);
+    r.error_line();
+}

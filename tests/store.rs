@@ -1,0 +1,407 @@
+//! Generations in a real state directory: atomic, never overwritten, checked before use, pruned,
+//! and safe under concurrent writers.
+
+mod common;
+use common::*;
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+const META: &str = "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n";
+
+fn gens(state: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(state.join("generations"))
+        .map(|rd| rd.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn load(state: &Path, file: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "load",
+        file.to_str().unwrap(),
+        "--state-dir",
+        state.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+fn history(state: &Path) -> serde_json::Value {
+    let r = run(&["history", "--json", "--state-dir", state.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+#[test]
+fn load_stores_private_files_and_same_records_are_a_no_op() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let f = write(t.path(), "h.yml", META);
+    let r = load(&state, &f, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("+ meta.pigsty.test 10.10.10.10"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("stored serial 1"), "{}", r.stdout);
+    assert_eq!(
+        fs::metadata(&state).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    assert_eq!(
+        fs::metadata(state.join("generations"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o700
+    );
+    let files = gens(&state);
+    assert_eq!(files.len(), 1);
+    assert_eq!(
+        fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert!(
+        files[0]
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("gen-0000000001-")
+    );
+    // Same records from a file that differs only in comments: unchanged, nothing written.
+    let f2 = write(t.path(), "h2.yml", &format!("# a comment\n{META}"));
+    let r = load(&state, &f2, &[]);
+    assert_eq!(r.code, 0);
+    assert_eq!(r.stdout, "unchanged (serial 1)\n");
+    assert_eq!(gens(&state).len(), 1);
+    // A changed address is shown old -> new and becomes serial 2.
+    let f3 = write(
+        t.path(),
+        "h3.yml",
+        "all:\n  hosts: {10.10.10.11: {nodename: meta}}\n",
+    );
+    let r = load(&state, &f3, &[]);
+    assert!(
+        r.stdout
+            .contains("~ meta.pigsty.test 10.10.10.10 -> 10.10.10.11"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("stored serial 2"), "{}", r.stdout);
+    // A TTL change is a change of served data.
+    let r = load(&state, &f3, &["--ttl", "60"]);
+    assert!(r.stdout.contains("stored serial 3"), "{}", r.stdout);
+    let h = history(&state);
+    assert_eq!(h["generations"][0]["serial"], 3);
+    assert_eq!(h["generations"][0]["newest_good"], true);
+    assert_eq!(h["generations"][2]["input"]["path"], f.to_str().unwrap());
+}
+
+#[test]
+fn dry_run_and_invalid_input_store_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let f = write(t.path(), "h.yml", META);
+    let r = load(&state, &f, &["--dry-run"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("dry run: would store serial 1"),
+        "{}",
+        r.stdout
+    );
+    assert!(!state.exists(), "dry run created the state dir");
+    assert_eq!(load(&state, &f, &[]).code, 0);
+    let before: Vec<(PathBuf, Vec<u8>)> = gens(&state)
+        .into_iter()
+        .map(|p| (p.clone(), fs::read(&p).unwrap()))
+        .collect();
+    let bad = write(
+        t.path(),
+        "bad.yml",
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}, 10.10.10.11: {nodename: meta}}\n",
+    );
+    let r = load(&state, &bad, &[]);
+    assert_eq!(r.code, 8);
+    r.error_line();
+    let after: Vec<(PathBuf, Vec<u8>)> = gens(&state)
+        .into_iter()
+        .map(|p| (p.clone(), fs::read(&p).unwrap()))
+        .collect();
+    assert_eq!(before, after, "an invalid file changed the state");
+    let r = load(&state, &f, &["--ttl", "0"]);
+    assert_eq!(r.code, 2);
+    assert!(r.error_line().contains("--ttl 0"));
+}
+
+#[test]
+fn state_dir_must_be_private_and_ours() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let f = write(t.path(), "h.yml", META);
+    assert_eq!(load(&state, &f, &[]).code, 0);
+    fs::set_permissions(&state, fs::Permissions::from_mode(0o770)).unwrap();
+    let r = load(&state, &f, &[]);
+    assert_eq!(r.code, 7, "{}", r.stderr);
+    assert!(r.error_line().contains("mode 770"), "{}", r.stderr);
+    assert!(r.stderr.contains("next: chmod 700"), "{}", r.stderr);
+    fs::set_permissions(&state, fs::Permissions::from_mode(0o700)).unwrap();
+    // The env variable is honoured when no flag is given.
+    let r = run_env(
+        &["history"],
+        &[("PIGSTY_DNS_STATE_DIR", state.to_str().unwrap())],
+    );
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("good (newest)"), "{}", r.stdout);
+}
+
+#[test]
+fn foreign_owned_state_and_generations_are_refused() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        assert!(
+            std::env::var("PIGSTY_DNS_E2E").is_err(),
+            "PIGSTY_DNS_E2E=1 needs root for the ownership tests"
+        );
+        eprintln!("skipped: needs root to chown");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let f = write(t.path(), "h.yml", META);
+    assert_eq!(load(&state, &f, &[]).code, 0);
+    let f2 = write(
+        t.path(),
+        "h2.yml",
+        "all:\n  hosts: {10.10.10.12: {nodename: meta}}\n",
+    );
+    assert_eq!(load(&state, &f2, &[]).code, 0);
+    let newest = gens(&state).pop().unwrap();
+    std::os::unix::fs::chown(&newest, Some(65534), None).unwrap();
+    let h = history(&state);
+    assert_eq!(h["generations"][0]["status"], "bad");
+    assert!(
+        h["generations"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("owned by uid 65534")
+    );
+    assert_eq!(h["generations"][1]["newest_good"], true);
+    std::os::unix::fs::chown(&state, Some(65534), None).unwrap();
+    let r = load(&state, &f, &[]);
+    assert_eq!(r.code, 7);
+    assert!(r.error_line().contains("owned by uid 65534"));
+}
+
+#[test]
+fn a_tampered_generation_is_never_the_newest_good() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    assert_eq!(load(&state, &write(t.path(), "a.yml", META), &[]).code, 0);
+    assert_eq!(
+        load(
+            &state,
+            &write(
+                t.path(),
+                "b.yml",
+                "all:\n  hosts: {10.10.10.12: {nodename: meta}}\n"
+            ),
+            &[]
+        )
+        .code,
+        0
+    );
+    let newest = gens(&state).pop().unwrap();
+    let text = fs::read_to_string(&newest).unwrap();
+    fs::write(&newest, text.replace("10.10.10.12", "10.10.10.13")).unwrap();
+    let h = history(&state);
+    assert_eq!(h["generations"][0]["status"], "bad");
+    assert!(
+        h["generations"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("digest"),
+        "{h}"
+    );
+    assert_eq!(h["generations"][1]["serial"], 1);
+    assert_eq!(h["generations"][1]["newest_good"], true);
+    // Mode and symlink checks.
+    fs::write(&newest, text).unwrap();
+    assert_eq!(history(&state)["generations"][0]["status"], "good");
+    fs::set_permissions(&newest, fs::Permissions::from_mode(0o644)).unwrap();
+    assert!(
+        history(&state)["generations"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("mode 644")
+    );
+    fs::set_permissions(&newest, fs::Permissions::from_mode(0o600)).unwrap();
+    let moved = t.path().join("elsewhere.json");
+    fs::rename(&newest, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &newest).unwrap();
+    assert!(
+        history(&state)["generations"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("symlink")
+    );
+    // A new load after a bad newest file still gets a higher serial than any file present.
+    let r = load(
+        &state,
+        &write(
+            t.path(),
+            "c.yml",
+            "all:\n  hosts: {10.10.10.14: {nodename: meta}}\n",
+        ),
+        &[],
+    );
+    assert!(r.stdout.contains("stored serial 3"), "{}", r.stdout);
+    // Temp files of a crashed writer are never read as generations and are cleaned by the next writer.
+    fs::write(state.join("generations/.tmp-99-1"), "junk").unwrap();
+    assert_eq!(history(&state)["generations"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        load(
+            &state,
+            &write(
+                t.path(),
+                "d.yml",
+                "all:\n  hosts: {10.10.10.15: {nodename: meta}}\n"
+            ),
+            &[]
+        )
+        .code,
+        0
+    );
+    assert!(!state.join("generations/.tmp-99-1").exists());
+}
+
+#[test]
+fn rollback_reseals_old_records_as_a_new_serial() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let s = state.to_str().unwrap();
+    assert_eq!(
+        load(&state, &write(t.path(), "a.yml", META), &["--ttl", "45"]).code,
+        0
+    );
+    assert_eq!(
+        load(
+            &state,
+            &write(
+                t.path(),
+                "b.yml",
+                "all:\n  hosts: {10.10.10.12: {nodename: meta}}\n"
+            ),
+            &[]
+        )
+        .code,
+        0
+    );
+    let r = run(&["rollback", "1", "--state-dir", s]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("~ meta.pigsty.test 10.10.10.12 -> 10.10.10.10"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("stored serial 3"), "{}", r.stdout);
+    let h = history(&state);
+    assert_eq!(
+        h["generations"][0]["record_digest"],
+        h["generations"][2]["record_digest"]
+    );
+    assert!(
+        h["generations"][0]["input"]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("rollback to serial 1")
+    );
+    let r = run(&["rollback", "1", "--state-dir", s]);
+    assert_eq!(r.stdout, "unchanged (serial 3)\n");
+    let r = run(&["rollback", "9", "--state-dir", s]);
+    assert_eq!(r.code, 2);
+    assert!(r.error_line().contains("serial 9"));
+}
+
+#[test]
+fn history_is_pruned_to_the_newest_50() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    for i in 0..53 {
+        let f = write(
+            t.path(),
+            "h.yml",
+            &format!("all:\n  hosts: {{10.10.10.10: {{nodename: n{i}}}}}\n"),
+        );
+        assert_eq!(load(&state, &f, &[]).code, 0);
+    }
+    let files = gens(&state);
+    assert_eq!(files.len(), 50);
+    assert!(
+        files[0].to_str().unwrap().contains("gen-0000000004-"),
+        "{files:?}"
+    );
+    assert!(files[49].to_str().unwrap().contains("gen-0000000053-"));
+}
+
+#[test]
+fn concurrent_loads_lose_nothing_and_never_share_a_serial() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let n = 12;
+    let files: Vec<PathBuf> = (0..n)
+        .map(|i| {
+            write(
+                t.path(),
+                &format!("h{i}.yml"),
+                &format!(
+                    "all:\n  hosts: {{10.10.10.{}: {{nodename: n{i}}}}}\n",
+                    10 + i
+                ),
+            )
+        })
+        .collect();
+    let children: Vec<std::process::Child> = files
+        .iter()
+        .map(|f| {
+            std::process::Command::new(BIN)
+                .args([
+                    "load",
+                    f.to_str().unwrap(),
+                    "--state-dir",
+                    state.to_str().unwrap(),
+                ])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let h = history(&state);
+    let gens = h["generations"].as_array().unwrap();
+    assert_eq!(gens.len(), n);
+    let mut serials: Vec<u64> = gens.iter().map(|g| g["serial"].as_u64().unwrap()).collect();
+    serials.sort();
+    assert_eq!(serials, (1..=n as u64).collect::<Vec<_>>());
+    let mut inputs: Vec<String> = gens
+        .iter()
+        .map(|g| g["input"]["path"].as_str().unwrap().to_string())
+        .collect();
+    inputs.sort();
+    let mut want: Vec<String> = files
+        .iter()
+        .map(|f| f.to_str().unwrap().to_string())
+        .collect();
+    want.sort();
+    assert_eq!(inputs, want, "every load is kept once");
+    assert!(gens.iter().all(|g| g["status"] == "good"));
+    let _ = fs::metadata(&state).unwrap().uid();
+}
