@@ -1,10 +1,13 @@
 //! pigsty-dns: an authoritative DNS server for one private zone on loopback, and the tools around it.
 
+pub mod answer;
 pub mod commands;
 pub mod error;
 pub mod generation;
 pub mod inventory;
 pub mod name;
+pub mod probe;
 pub mod records;
+pub mod server;
 pub mod store;
 pub mod yaml;

@@ -16,6 +16,7 @@ pub const KEEP: usize = 50;
 pub const MAX_GENERATION_BYTES: u64 = 128 * 1024 * 1024;
 const GENERATIONS: &str = "generations";
 const WRITER_LOCK: &str = "writer.lock";
+const SERVER_LOCK: &str = "serve.lock";
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 
 /// A store failure, classified the way the CLI reports it.
@@ -180,8 +181,8 @@ impl StateDir {
         self.root.join(GENERATIONS)
     }
 
-    /// Every generation file, newest serial first, each checked.
-    pub fn scan(&self) -> Result<Vec<Entry>, StoreError> {
+    /// The generation files by name only (serial, path), newest serial first; nothing is read.
+    pub fn list(&self) -> Result<Vec<(u32, PathBuf)>, StoreError> {
         let dir = self.generations_dir();
         let mut out = Vec::new();
         let rd = match fs::read_dir(&dir) {
@@ -192,31 +193,63 @@ impl StateDir {
         for item in rd {
             let item =
                 item.map_err(|e| StoreError::io(format!("cannot list {}", dir.display()), e))?;
-            let name = item.file_name();
-            let Some((serial, digest_prefix)) = name.to_str().and_then(parse_file_name) else {
-                continue;
-            };
-            let path = item.path();
-            let status = read_generation(&path).and_then(|g| {
-                if g.serial != serial {
-                    Err(format!(
-                        "holds serial {} under the name of serial {serial}",
-                        g.serial
-                    ))
-                } else if !g.self_digest().starts_with(&digest_prefix) {
-                    Err("has a self-digest that does not match its file name".into())
-                } else {
-                    Ok(g)
-                }
-            });
-            out.push(Entry {
+            if let Some((serial, _)) = item.file_name().to_str().and_then(parse_file_name) {
+                out.push((serial, item.path()));
+            }
+        }
+        out.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        Ok(out)
+    }
+
+    /// Every generation file, newest serial first, each checked.
+    pub fn scan(&self) -> Result<Vec<Entry>, StoreError> {
+        Ok(self
+            .list()?
+            .into_iter()
+            .map(|(serial, path)| Entry {
                 serial,
+                status: check_file(&path),
                 path,
-                status,
+            })
+            .collect())
+    }
+
+    /// Takes the one-server-per-state-dir lock for the life of the returned file. flock is dropped by
+    /// the kernel when the holder dies, so a killed server never blocks a restart.
+    pub fn lock_server(&self) -> Result<File, StoreError> {
+        let path = self.root.join(SERVER_LOCK);
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| StoreError::io(format!("cannot open {}", path.display()), e))?;
+        // SAFETY: flock on a file descriptor we own.
+        if unsafe {
+            libc::flock(
+                std::os::fd::AsRawFd::as_raw_fd(&f),
+                libc::LOCK_EX | libc::LOCK_NB,
+            )
+        } != 0
+        {
+            let mut holder = String::new();
+            let _ = f.read_to_string(&mut holder);
+            let holder = holder.trim();
+            let who = if holder.is_empty() {
+                "another pigsty-dns serve".to_string()
+            } else {
+                format!("pigsty-dns serve (pid {holder})")
+            };
+            return Err(StoreError::Busy {
+                message: format!("{who} is already serving from {}", self.root.display()),
+                next: "stop that server first, or give this one its own --state-dir".into(),
             });
         }
-        out.sort_by(|a, b| b.serial.cmp(&a.serial).then_with(|| a.path.cmp(&b.path)));
-        Ok(out)
+        let _ = f.set_len(0);
+        let _ = f.write_all(format!("{}\n", std::process::id()).as_bytes());
+        Ok(f)
     }
 
     /// The newest generation that checks out; bad files are skipped (the caller may log them from `scan`).
@@ -392,6 +425,25 @@ pub fn parse_file_name(name: &str) -> Option<(u32, String)> {
         return None;
     }
     Some((serial.parse().ok()?, digest.to_string()))
+}
+
+/// Reads and checks one generation file, including that its name matches its serial and self-digest.
+pub fn check_file(path: &Path) -> Result<Generation, String> {
+    let name = path.file_name().and_then(|n| n.to_str());
+    let Some((serial, digest_prefix)) = name.and_then(parse_file_name) else {
+        return Err("is not named like a generation file".into());
+    };
+    let g = read_generation(path)?;
+    if g.serial != serial {
+        Err(format!(
+            "holds serial {} under the name of serial {serial}",
+            g.serial
+        ))
+    } else if !g.self_digest().starts_with(&digest_prefix) {
+        Err("has a self-digest that does not match its file name".into())
+    } else {
+        Ok(g)
+    }
 }
 
 /// Reads one generation file only if it is a regular file of ours, mode 0600, one link, not too large,

@@ -1,5 +1,8 @@
 //! Shared helpers: run the real binary on real files.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
+
+mod dns;
+pub use dns::*;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,624 @@
+//! Every answering rule through real UDP and TCP sockets against a server on 127.0.0.1:0.
+
+mod common;
+
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+use common::*;
+use hickory_proto::op::{Message, MessageType, OpCode, ResponseCode};
+use hickory_proto::rr::rdata::opt::EdnsOption;
+use hickory_proto::rr::{DNSClass, RData, RecordType};
+use pigsty_dns::answer::Limits;
+use pigsty_dns::server::ServerConfig;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+fn a(m: &Message) -> Vec<Ipv4Addr> {
+    m.answers
+        .iter()
+        .filter_map(|r| match &r.data {
+            RData::A(a) => Some(a.0),
+            _ => None,
+        })
+        .collect()
+}
+
+fn assert_negative(m: &Message, rcode: ResponseCode, serial: u32) {
+    assert_eq!(m.metadata.response_code, rcode, "{m}");
+    assert!(m.metadata.authoritative);
+    assert!(m.answers.is_empty());
+    assert_eq!(m.authorities.len(), 1);
+    assert_eq!(m.authorities[0].ttl, NEG);
+    let RData::SOA(soa) = &m.authorities[0].data else {
+        panic!("{m}")
+    };
+    assert_eq!(soa.serial, serial);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_every_rule_over_udp_and_tcp() {
+    let srv = start(test_config());
+    for over_tcp in [false, true] {
+        let ask = |m: Message| async move {
+            if over_tcp {
+                tcp(srv.addr, &m).await
+            } else {
+                udp(srv.addr, &m).await
+            }
+        };
+
+        let m = ask(query(1, "meta.pigsty.test.", RecordType::A)).await;
+        assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+        assert!(
+            m.metadata.authoritative
+                && m.metadata.recursion_desired
+                && !m.metadata.recursion_available
+        );
+        assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+        assert_eq!(m.answers[0].ttl, TTL);
+
+        let m = ask(query(2, "nope.pigsty.test.", RecordType::A)).await;
+        assert_negative(&m, ResponseCode::NXDomain, 1);
+        let m = ask(query(3, "b.pigsty.test.", RecordType::A)).await;
+        assert_negative(&m, ResponseCode::NoError, 1);
+        let m = ask(query(4, "meta.pigsty.test.", RecordType::AAAA)).await;
+        assert_negative(&m, ResponseCode::NoError, 1);
+
+        let m = ask(query(5, "pigsty.test.", RecordType::SOA)).await;
+        let RData::SOA(soa) = &m.answers[0].data else {
+            panic!("{m}")
+        };
+        assert_eq!((soa.serial, m.answers[0].ttl), (1, TTL));
+        let m = ask(query(6, "pigsty.test.", RecordType::NS)).await;
+        let RData::NS(ns) = &m.answers[0].data else {
+            panic!("{m}")
+        };
+        assert_eq!(ns.0.to_ascii(), "localhost.");
+        let m = ask(query(7, "meta.pigsty.test.", RecordType::ANY)).await;
+        assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+
+        for m in [
+            query(8, "example.com.", RecordType::A),
+            query(9, "pigsty.test.", RecordType::AXFR),
+        ] {
+            let r = ask(m).await;
+            assert_eq!(r.metadata.response_code, ResponseCode::Refused);
+            assert!(!r.metadata.authoritative && r.answers.is_empty() && r.authorities.is_empty());
+        }
+        let mut chaos = query(10, "version.bind.", RecordType::TXT);
+        chaos.queries[0].set_query_class(DNSClass::CH);
+        assert_eq!(
+            ask(chaos).await.metadata.response_code,
+            ResponseCode::Refused
+        );
+
+        let mut notify = query(11, "pigsty.test.", RecordType::SOA);
+        notify.metadata.op_code = OpCode::Notify;
+        let r = ask(notify).await;
+        assert_eq!(r.metadata.response_code, ResponseCode::NotImp);
+        assert!(!r.metadata.recursion_desired);
+
+        let mut none = query(12, "meta.pigsty.test.", RecordType::A);
+        none.queries.clear();
+        let r = ask(none).await;
+        assert_eq!(r.metadata.response_code, ResponseCode::FormErr);
+        assert_eq!(r.metadata.id, 12);
+    }
+    let s = srv.counters.snapshot();
+    assert!(
+        s.noerror >= 10 && s.nxdomain == 2 && s.refused == 6 && s.notimp == 2 && s.formerr == 2,
+        "{s:?}"
+    );
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn mixed_case_is_echoed_byte_for_byte() {
+    let srv = start(test_config());
+    let q = query(0x2020, "mEtA.PiGsTy.tEsT.", RecordType::A)
+        .to_vec()
+        .unwrap();
+    let qlen = q.len() - 12;
+    for reply in [
+        udp_raw(srv.addr, &q).await.unwrap(),
+        tcp_raw(srv.addr, &q).await,
+    ] {
+        assert_eq!(&reply[12..12 + qlen], &q[12..], "question echoed as sent");
+        let m = Message::from_vec(&reply).unwrap();
+        assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    }
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn edns_echo_badvers_unknown_option_and_do() {
+    let srv = start(test_config());
+    let mut q = with_edns(query(1, "meta.pigsty.test.", RecordType::A), 4096, true);
+    q.edns
+        .as_mut()
+        .unwrap()
+        .options_mut()
+        .insert(EdnsOption::Unknown(65_001, vec![9; 8]));
+    q.edns.as_mut().unwrap().flags_mut().z = 0x0100;
+    let m = udp(srv.addr, &q).await;
+    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    let e = m.edns.as_ref().expect("OPT echoed");
+    assert_eq!(
+        (
+            e.version(),
+            e.max_payload(),
+            e.flags().dnssec_ok,
+            e.flags().z
+        ),
+        (0, 1232, true, 0)
+    );
+    assert!(e.options().as_ref().is_empty());
+
+    let m = udp(
+        srv.addr,
+        &with_edns(query(2, "meta.pigsty.test.", RecordType::A), 1232, false),
+    )
+    .await;
+    assert!(!m.edns.as_ref().unwrap().flags().dnssec_ok);
+
+    let mut v1 = with_edns(query(3, "meta.pigsty.test.", RecordType::A), 1232, false);
+    v1.edns.as_mut().unwrap().set_version(1);
+    for m in [udp(srv.addr, &v1).await, tcp(srv.addr, &v1).await] {
+        // hickory decodes extended rcode 16 as BADSIG, which shares the number with BADVERS.
+        assert_eq!(u16::from(m.metadata.response_code), 16, "{m}");
+        assert_eq!(m.edns.as_ref().unwrap().version(), 0);
+        assert!(m.answers.is_empty() && m.authorities.is_empty());
+    }
+    // Errors carry the OPT as well.
+    let m = udp(
+        srv.addr,
+        &with_edns(query(4, "example.com.", RecordType::A), 1232, false),
+    )
+    .await;
+    assert_eq!(m.metadata.response_code, ResponseCode::Refused);
+    assert!(m.edns.is_some());
+    assert_eq!(srv.counters.snapshot().badvers, 2);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn truncated_over_udp_then_complete_over_tcp() {
+    let cfg = ServerConfig {
+        limits: Limits {
+            udp_cap: Some(60),
+            ..Limits::default()
+        },
+        ..test_config()
+    };
+    let srv = start(cfg);
+    let q = with_edns(query(7, "meta.pigsty.test.", RecordType::A), 1232, false);
+    let bytes = udp_raw(srv.addr, &q.to_vec().unwrap()).await.unwrap();
+    let m = Message::from_vec(&bytes).unwrap();
+    assert!(m.metadata.truncation);
+    assert_eq!(m.queries.len(), 1);
+    assert!(m.answers.is_empty() && m.authorities.is_empty());
+    assert!(m.edns.is_some(), "OPT kept in a truncated answer");
+    assert_eq!(
+        bytes.len(),
+        q.to_vec().unwrap().len(),
+        "header + question + OPT, nothing else"
+    );
+
+    let m = tcp(srv.addr, &q).await;
+    assert!(!m.metadata.truncation);
+    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    assert_eq!(srv.counters.snapshot().truncated, 1);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn tcp_pipelining_and_split_writes() {
+    let srv = start(test_config());
+    let names = [
+        "meta.pigsty.test.",
+        "nope.pigsty.test.",
+        "a.b.pigsty.test.",
+        "example.com.",
+        "pigsty.test.",
+    ];
+    let mut s = TcpStream::connect(srv.addr).await.unwrap();
+    let mut burst = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        burst.extend_from_slice(&frame(
+            &query(100 + i as u16, n, RecordType::A).to_vec().unwrap(),
+        ));
+    }
+    s.write_all(&burst).await.unwrap();
+    let mut seen = Vec::new();
+    for _ in names {
+        let m = Message::from_vec(&read_frame(&mut s).await.unwrap()).unwrap();
+        let expected = match m.metadata.id {
+            100 => ResponseCode::NoError,
+            101 => ResponseCode::NXDomain,
+            102 => ResponseCode::NoError,
+            103 => ResponseCode::Refused,
+            104 => ResponseCode::NoError,
+            id => panic!("unexpected id {id}"),
+        };
+        assert_eq!(m.metadata.response_code, expected, "id {}", m.metadata.id);
+        seen.push(m.metadata.id);
+    }
+    seen.sort();
+    assert_eq!(seen, vec![100, 101, 102, 103, 104]);
+
+    // The same connection, one byte per write: framing survives any segmentation.
+    let one = frame(
+        &query(200, "a.b.pigsty.test.", RecordType::A)
+            .to_vec()
+            .unwrap(),
+    );
+    for b in &one {
+        s.write_all(std::slice::from_ref(b)).await.unwrap();
+        s.flush().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let m = Message::from_vec(&read_frame(&mut s).await.unwrap()).unwrap();
+    assert_eq!(m.metadata.id, 200);
+    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 11)]);
+
+    // A zero-length message closes the connection.
+    s.write_all(&[0, 0]).await.unwrap();
+    assert!(closed_within(&mut s, WAIT).await);
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn idle_and_stalled_connections_are_closed() {
+    let cfg = ServerConfig {
+        tcp_idle_timeout: Duration::from_millis(300),
+        ..test_config()
+    };
+    let srv = start(cfg);
+    // Idle after one answer.
+    let mut s = TcpStream::connect(srv.addr).await.unwrap();
+    s.write_all(&frame(
+        &query(1, "meta.pigsty.test.", RecordType::A)
+            .to_vec()
+            .unwrap(),
+    ))
+    .await
+    .unwrap();
+    assert!(read_frame(&mut s).await.is_some());
+    let t = std::time::Instant::now();
+    assert!(closed_within(&mut s, WAIT).await, "idle connection closed");
+    assert!(
+        t.elapsed() >= Duration::from_millis(200),
+        "not before the timeout: {:?}",
+        t.elapsed()
+    );
+
+    // Half a message, then a byte now and then: the deadline is for a complete message.
+    let mut s = TcpStream::connect(srv.addr).await.unwrap();
+    let q = frame(
+        &query(2, "meta.pigsty.test.", RecordType::A)
+            .to_vec()
+            .unwrap(),
+    );
+    s.write_all(&q[..5]).await.unwrap();
+    let t = std::time::Instant::now();
+    for b in &q[5..9] {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let _ = s.write_all(std::slice::from_ref(b)).await;
+    }
+    assert!(
+        closed_within(&mut s, WAIT).await,
+        "stalled connection closed"
+    );
+    assert!(t.elapsed() < Duration::from_secs(2));
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn connection_cap_refuses_the_extra_connection() {
+    let cfg = ServerConfig {
+        tcp_max_connections: 3,
+        ..test_config()
+    };
+    let srv = start(cfg);
+    let mut held = Vec::new();
+    for i in 0..3u16 {
+        let mut s = TcpStream::connect(srv.addr).await.unwrap();
+        // An answer proves the connection was accepted and holds a slot.
+        s.write_all(&frame(
+            &query(i, "meta.pigsty.test.", RecordType::A)
+                .to_vec()
+                .unwrap(),
+        ))
+        .await
+        .unwrap();
+        assert!(read_frame(&mut s).await.is_some());
+        held.push(s);
+    }
+    let mut extra = TcpStream::connect(srv.addr).await.unwrap();
+    let _ = extra
+        .write_all(&frame(
+            &query(9, "meta.pigsty.test.", RecordType::A)
+                .to_vec()
+                .unwrap(),
+        ))
+        .await;
+    assert!(
+        read_frame(&mut extra).await.is_none(),
+        "the connection over the cap gets no answer"
+    );
+    assert!(closed_within(&mut extra, WAIT).await);
+    for (i, s) in held.iter_mut().enumerate() {
+        s.write_all(&frame(
+            &query(50 + i as u16, "a.b.pigsty.test.", RecordType::A)
+                .to_vec()
+                .unwrap(),
+        ))
+        .await
+        .unwrap();
+        let m = Message::from_vec(&read_frame(s).await.unwrap()).unwrap();
+        assert_eq!(m.metadata.id, 50 + i as u16);
+    }
+    let snap = srv.counters.snapshot();
+    assert_eq!((snap.tcp_accepted, snap.tcp_refused), (3, 1));
+    // A slot frees up when a connection closes.
+    drop(held.pop());
+    let mut ok = false;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let mut s = TcpStream::connect(srv.addr).await.unwrap();
+        let _ = s
+            .write_all(&frame(
+                &query(60, "meta.pigsty.test.", RecordType::A)
+                    .to_vec()
+                    .unwrap(),
+            ))
+            .await;
+        if read_frame(&mut s).await.is_some() {
+            ok = true;
+            break;
+        }
+    }
+    assert!(ok, "a freed slot is usable again");
+    srv.stop().await;
+}
+
+fn qname(name: &str) -> Vec<u8> {
+    let mut v = Vec::new();
+    for l in name.split('.').filter(|l| !l.is_empty()) {
+        v.push(l.len() as u8);
+        v.extend_from_slice(l.as_bytes());
+    }
+    v.push(0);
+    v
+}
+
+/// Malformed packets that must get FORMERR (or nothing, when they cannot be answered at all).
+fn garbage(i: u32, rand: &mut impl FnMut() -> u32) -> (Vec<u8>, bool) {
+    let id = (i & 0xFFFF) as u16;
+    let head = |qd: u16, an: u16, ns: u16, ar: u16| {
+        let mut v = id.to_be_bytes().to_vec();
+        v.extend_from_slice(&[0x01, 0x00]);
+        for c in [qd, an, ns, ar] {
+            v.extend_from_slice(&c.to_be_bytes());
+        }
+        v
+    };
+    let question = {
+        let mut q = qname("meta.pigsty.test");
+        q.extend_from_slice(&[0, 1, 0, 1]);
+        q
+    };
+    let opt = [0u8, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, 0, 0];
+    match i % 8 {
+        // Truncated inside the question (at least the header kept).
+        0 => {
+            let mut v = head(1, 0, 0, 0);
+            let cut = (rand() as usize) % question.len();
+            v.extend_from_slice(&question[..cut]);
+            (v, true)
+        }
+        // Compression loop.
+        1 => {
+            let mut v = head(1, 0, 0, 0);
+            v.extend_from_slice(&[1, b'x', 0xC0, 12, 0, 1, 0, 1]);
+            (v, true)
+        }
+        // Two OPT records.
+        2 => {
+            let mut v = head(1, 0, 0, 2);
+            v.extend_from_slice(&question);
+            v.extend_from_slice(&opt);
+            v.extend_from_slice(&opt);
+            (v, true)
+        }
+        // Huge QDCOUNT.
+        3 => {
+            let mut v = head(0xFFFF - (rand() % 100) as u16, 0, 0, 0);
+            v.extend_from_slice(&question);
+            (v, true)
+        }
+        // Counts promise records that are not there.
+        4 => {
+            let mut v = head(
+                1,
+                (rand() % 50) as u16 + 1,
+                rand() as u16 % 3,
+                rand() as u16 % 3,
+            );
+            v.extend_from_slice(&question);
+            (v, true)
+        }
+        // Random bytes after a valid header with one question claimed and a bad label type first.
+        5 => {
+            let mut v = head(1, 0, 0, 0);
+            v.push(0x40 | (rand() as u8 & 0x3F));
+            for _ in 0..(rand() % 60) {
+                v.push(rand() as u8);
+            }
+            (v, true)
+        }
+        // Under 12 bytes: dropped.
+        6 => ((0..(rand() % 12)).map(|_| rand() as u8).collect(), false),
+        // A response (QR=1): dropped.
+        _ => {
+            let mut v = head(1, 0, 0, 0);
+            v[2] |= 0x80;
+            v.extend_from_slice(&question);
+            (v, false)
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_gets_formerr_or_nothing_and_the_server_survives() {
+    let srv = start(test_config());
+    let sock = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let mut state = 0x1234_5678u32;
+    let mut rand = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    };
+    let mut formerr = 0;
+    for i in 0..3000u32 {
+        let (packet, answered) = garbage(i, &mut rand);
+        sock.send_to(&packet, srv.addr).await.unwrap();
+        if answered {
+            let reply = udp_recv(&sock, srv.addr, WAIT)
+                .await
+                .unwrap_or_else(|| panic!("no reply to {packet:?}"));
+            let m = Message::from_vec(&reply).unwrap();
+            assert_eq!(m.metadata.message_type, MessageType::Response);
+            assert_eq!(
+                m.metadata.response_code,
+                ResponseCode::FormErr,
+                "{packet:?}"
+            );
+            assert!(m.answers.is_empty() && m.authorities.is_empty() && !m.metadata.authoritative);
+            formerr += 1;
+        }
+    }
+    // Nothing answered the dropped ones.
+    assert!(
+        udp_recv(&sock, srv.addr, Duration::from_millis(200))
+            .await
+            .is_none()
+    );
+    let snap = srv.counters.snapshot();
+    assert_eq!(snap.formerr, formerr);
+    assert_eq!(snap.dropped, 750);
+    // Garbage over TCP too, then a normal query on a fresh connection.
+    for i in 0..200u32 {
+        let (packet, answered) = garbage(i, &mut rand);
+        if answered && packet.len() >= 12 {
+            let m = Message::from_vec(&tcp_raw(srv.addr, &packet).await).unwrap();
+            assert_eq!(m.metadata.response_code, ResponseCode::FormErr);
+        }
+    }
+    let m = udp(srv.addr, &query(1, "meta.pigsty.test.", RecordType::A)).await;
+    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    let m = tcp(srv.addr, &query(2, "meta.pigsty.test.", RecordType::A)).await;
+    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hot_swap_switches_answers_without_mixing() {
+    let srv = start(test_config());
+    let zone = srv.zone.clone();
+    let addr = srv.addr;
+    let client = tokio::spawn(async move {
+        let mut seen_new = 0u32;
+        // Bounded: the swap happens 30 ms in; each query takes well under a millisecond.
+        for i in 0..20_000u32 {
+            let m = udp(addr, &query(i as u16, "meta.pigsty.test.", RecordType::A)).await;
+            let got = a(&m);
+            // One generation per query: either the old address or the new one, never nothing.
+            assert!(
+                got == vec![Ipv4Addr::new(10, 10, 10, 10)]
+                    || got == vec![Ipv4Addr::new(10, 10, 10, 20)],
+                "{m}"
+            );
+            if got == vec![Ipv4Addr::new(10, 10, 10, 20)] {
+                seen_new += 1;
+            } else {
+                assert_eq!(seen_new, 0, "answers never switch back");
+            }
+            if seen_new >= 100 {
+                return true;
+            }
+        }
+        false
+    });
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    zone.store(std::sync::Arc::new(view(
+        2,
+        &[
+            ("meta.pigsty.test", [10, 10, 10, 20]),
+            ("new.pigsty.test", [10, 10, 10, 21]),
+        ],
+    )));
+    assert!(client.await.unwrap(), "the client saw the new generation");
+    let m = udp(addr, &query(1, "pigsty.test.", RecordType::SOA)).await;
+    let RData::SOA(soa) = &m.answers[0].data else {
+        panic!()
+    };
+    assert_eq!(soa.serial, 2);
+    assert_eq!(
+        a(&udp(addr, &query(2, "new.pigsty.test.", RecordType::A)).await),
+        vec![Ipv4Addr::new(10, 10, 10, 21)]
+    );
+    assert_negative(
+        &udp(addr, &query(3, "a.b.pigsty.test.", RecordType::A)).await,
+        ResponseCode::NXDomain,
+        2,
+    );
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_is_prompt_and_releases_the_port() {
+    let srv = start(test_config());
+    let addr = srv.addr;
+    // An open idle TCP connection must not hold shutdown up past the grace period.
+    let mut idle = TcpStream::connect(addr).await.unwrap();
+    idle.write_all(&frame(
+        &query(1, "meta.pigsty.test.", RecordType::A)
+            .to_vec()
+            .unwrap(),
+    ))
+    .await
+    .unwrap();
+    assert!(read_frame(&mut idle).await.is_some());
+    let t = std::time::Instant::now();
+    srv.stop().await;
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "shutdown took {:?}",
+        t.elapsed()
+    );
+    assert!(
+        closed_within(&mut idle, WAIT).await,
+        "connections are closed at shutdown"
+    );
+    assert!(
+        udp_raw(
+            addr,
+            &query(2, "meta.pigsty.test.", RecordType::A)
+                .to_vec()
+                .unwrap()
+        )
+        .await
+        .is_none()
+    );
+    // Both sockets are released: the same address binds again.
+    let again = ServerConfig {
+        listen: vec![addr],
+        ..test_config()
+    };
+    let srv = start(again);
+    assert_eq!(srv.addr, addr);
+    srv.stop().await;
+}
