@@ -42,6 +42,9 @@ pub struct AppError {
     pub class: Class,
     pub message: String,
     pub next: String,
+    /// Output that still belongs on stdout before the error (e.g. `status` of a stopped server).
+    #[serde(skip)]
+    pub report: Option<String>,
 }
 
 impl AppError {
@@ -50,6 +53,7 @@ impl AppError {
             class,
             message: message.into(),
             next: next.into(),
+            report: None,
         }
     }
 

@@ -2,15 +2,20 @@
 //! `error:` / `next:` lines (or a JSON error object with `--json`).
 
 use std::io::Write;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use pigsty_dns::commands::{self, LoadOptions};
+use pigsty_dns::commands::{self, ExportFormat, LoadOptions};
 use pigsty_dns::error::{AppError, Class};
 use pigsty_dns::generation::{DEFAULT_NEGATIVE_TTL, DEFAULT_TTL};
 use pigsty_dns::name::DEFAULT_ZONE;
+use pigsty_dns::serve::{self, ServeOptions};
+use pigsty_dns::status::{self, Liveness};
+use pigsty_dns::store;
 
 #[derive(Parser)]
 #[command(
@@ -33,8 +38,71 @@ struct StateArgs {
     state_dir: Option<PathBuf>,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// Answer the zone on loopback (UDP and TCP) from the newest good generation, swapping in new ones.
+    Serve {
+        /// Address to listen on, UDP and TCP; repeat for more (loopback only).
+        #[arg(
+            long,
+            env = "PIGSTY_DNS_LISTEN",
+            default_value = "127.0.0.1:5353",
+            value_delimiter = ','
+        )]
+        listen: Vec<SocketAddr>,
+        /// Store FILE as a new generation first (as `load` does).
+        #[arg(long, value_name = "FILE")]
+        records: Option<PathBuf>,
+        /// Also watch the --records file and load it again whenever it changes.
+        #[arg(long)]
+        follow: bool,
+        #[arg(long, env = "PIGSTY_DNS_ZONE", default_value = DEFAULT_ZONE)]
+        zone: String,
+        /// TTL for generations stored from --records.
+        #[arg(long, default_value_t = DEFAULT_TTL)]
+        ttl: u32,
+        /// Negative TTL for generations stored from --records.
+        #[arg(long, default_value_t = DEFAULT_NEGATIVE_TTL)]
+        negative_ttl: u32,
+        /// Close a TCP connection idle this many seconds.
+        #[arg(long, default_value_t = 10)]
+        tcp_idle_timeout: u64,
+        /// Concurrent TCP connections; more are closed at once.
+        #[arg(long, default_value_t = 128)]
+        tcp_max_connections: usize,
+        #[arg(long, value_enum, default_value = "text")]
+        log_format: LogFormat,
+        #[command(flatten)]
+        state: StateArgs,
+    },
+    /// Show the running server's serial, records, errors and counters, checked with a live SOA probe.
+    Status {
+        /// The server to probe [default: the address this state dir's server bound, else $PIGSTY_DNS_LISTEN, else 127.0.0.1:5353]
+        #[arg(long)]
+        server: Option<SocketAddr>,
+        #[arg(long, env = "PIGSTY_DNS_ZONE", default_value = DEFAULT_ZONE)]
+        zone: String,
+        #[command(flatten)]
+        state: StateArgs,
+    },
+    /// Write the live (or given) generation as a zone file, hosts lines or JSON.
+    Export {
+        #[arg(long)]
+        serial: Option<u32>,
+        #[arg(long, value_enum, default_value = "zone")]
+        format: ExportFormat,
+        /// Write to FILE (atomically) instead of stdout.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        state: StateArgs,
+    },
     /// Validate a host-names.yml and show what would be served; writes nothing.
     Check {
         file: PathBuf,
@@ -55,6 +123,12 @@ enum Command {
         /// Show the diff and stop before storing.
         #[arg(long)]
         dry_run: bool,
+        /// The server to confirm with [default: the address this state dir's server bound, else $PIGSTY_DNS_LISTEN, else 127.0.0.1:5353]
+        #[arg(long)]
+        server: Option<SocketAddr>,
+        /// Fail (exit 5) unless a server is serving the new serial within about 5 s.
+        #[arg(long)]
+        require_live: bool,
         #[command(flatten)]
         state: StateArgs,
     },
@@ -84,6 +158,8 @@ fn run(cli: &Cli) -> Result<String, AppError> {
             ttl,
             negative_ttl,
             dry_run,
+            server,
+            require_live,
             state,
         } => {
             let zone = commands::parse_zone(zone)?;
@@ -95,8 +171,57 @@ fn run(cli: &Cli) -> Result<String, AppError> {
                 negative_ttl: *negative_ttl,
                 dry_run: *dry_run,
             };
-            commands::load(&opts, cli.json).map(|(text, _)| text)
+            let (text, stored) = commands::load(&opts, cli.json)?;
+            let Some(g) = stored else { return Ok(text) };
+            let root = store::resolve(state.state_dir.as_deref())?;
+            let addr = status::server_addr(*server, Some(&root));
+            confirm_live(text, &g, addr, &root, &zone, *require_live, cli.json)
         }
+        Command::Serve {
+            listen,
+            records,
+            follow,
+            zone,
+            ttl,
+            negative_ttl,
+            tcp_idle_timeout,
+            tcp_max_connections,
+            log_format,
+            state,
+        } => {
+            init_logging(*log_format);
+            serve::run(ServeOptions {
+                listen: listen.clone(),
+                records: records.clone(),
+                follow: *follow,
+                state_dir: state.state_dir.clone(),
+                zone: commands::parse_zone(zone)?,
+                ttl: *ttl,
+                negative_ttl: *negative_ttl,
+                tcp_idle_timeout: Duration::from_secs(*tcp_idle_timeout),
+                tcp_max_connections: *tcp_max_connections,
+            })?;
+            Ok(String::new())
+        }
+        Command::Status {
+            server,
+            zone,
+            state,
+        } => {
+            let root = store::resolve(state.state_dir.as_deref())?;
+            status::command(&root, *server, &commands::parse_zone(zone)?, cli.json)
+        }
+        Command::Export {
+            serial,
+            format,
+            output,
+            state,
+        } => commands::export(
+            state.state_dir.as_deref(),
+            *serial,
+            *format,
+            output.as_deref(),
+        ),
         Command::History { state } => commands::history(state.state_dir.as_deref(), cli.json),
         Command::Rollback {
             serial,
@@ -107,7 +232,91 @@ fn run(cli: &Cli) -> Result<String, AppError> {
     }
 }
 
+/// After a store: ask the server until it serves the new serial (bounded), and say what happened.
+fn confirm_live(
+    text: String,
+    g: &pigsty_dns::generation::Generation,
+    addr: SocketAddr,
+    root: &std::path::Path,
+    zone: &pigsty_dns::name::Zone,
+    require_live: bool,
+    json: bool,
+) -> Result<String, AppError> {
+    let liveness = status::wait_live(addr, zone, g.serial, Duration::from_secs(5))?;
+    let (word, line) = match &liveness {
+        Liveness::Live => ("live", format!("live (serial {}) at {addr}\n", g.serial)),
+        Liveness::NoServer(why) => (
+            "not-running",
+            format!(
+                "stored; no server answered at {addr} ({why}): it will be served when pigsty-dns serve starts\n"
+            ),
+        ),
+        Liveness::Stale(seen) => (
+            "stale",
+            format!("the server at {addr} still serves serial {seen}\n"),
+        ),
+    };
+    let text = if json {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        v["live"] = serde_json::Value::from(word);
+        v["server"] = serde_json::Value::from(addr.to_string());
+        commands::to_json(&v)
+    } else {
+        format!("{text}{line}")
+    };
+    match liveness {
+        Liveness::Live => Ok(text),
+        Liveness::NoServer(why) if require_live => {
+            let mut e = AppError::new(
+                Class::Partial,
+                format!(
+                    "serial {} is stored but not live: no server answered at {addr} ({why})",
+                    g.serial
+                ),
+                "start it: pigsty-dns serve (or give --server)",
+            );
+            e.report = Some(text);
+            Err(e)
+        }
+        Liveness::NoServer(_) => Ok(text),
+        Liveness::Stale(seen) => {
+            let reason = status::read(root)
+                .and_then(|s| s.last_error)
+                .unwrap_or_else(|| {
+                    "the server gave no reason (is it serving another state dir?)".into()
+                });
+            let mut e = AppError::new(
+                Class::Partial,
+                format!(
+                    "serial {} is stored, but the server at {addr} still serves serial {seen}: {reason}",
+                    g.serial
+                ),
+                "see pigsty-dns status; fix the cause and load again",
+            );
+            e.report = Some(text);
+            Err(e)
+        }
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PIGSTY_DNS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
 fn report(e: &AppError, json: bool) -> ExitCode {
+    if let Some(r) = e.report.as_ref().filter(|_| !json) {
+        print!("{r}");
+    }
     if json {
         print!("{}", commands::to_json(e));
     } else {

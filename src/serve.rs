@@ -1,0 +1,314 @@
+//! `pigsty-dns serve`: take the state dir's server lock, store `--records`, bind, serve the newest good
+//! generation, follow new ones (watcher, rescan, SIGHUP, `--follow FILE`), keep the status file current,
+//! and stop cleanly on SIGTERM/SIGINT.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+
+use crate::commands;
+use crate::error::{AppError, Class};
+use crate::generation;
+use crate::name::Zone;
+use crate::server::{self, BindError, Counters, ServerConfig};
+use crate::status::{self, Status};
+use crate::store::{self, Outcome, StateDir};
+use crate::watch::{self, Live, RESCAN};
+
+pub struct ServeOptions {
+    pub listen: Vec<SocketAddr>,
+    pub records: Option<PathBuf>,
+    pub follow: bool,
+    pub state_dir: Option<PathBuf>,
+    pub zone: Zone,
+    pub ttl: u32,
+    pub negative_ttl: u32,
+    pub tcp_idle_timeout: Duration,
+    pub tcp_max_connections: usize,
+}
+
+fn bind_error(e: BindError) -> AppError {
+    let class = match &e {
+        BindError::InUse { .. } => Class::Resource,
+        BindError::NoAddresses | BindError::NotLoopback { .. } => Class::Usage,
+        BindError::Permission { .. } => Class::Capability,
+        BindError::Other { .. } => Class::Runtime,
+    };
+    AppError::new(class, e.to_string(), e.hint())
+}
+
+/// Validates and stores `file` the way `load` does; returns the serial stored, if any.
+fn store_file(
+    dir: &StateDir,
+    file: &Path,
+    zone: &Zone,
+    ttl: u32,
+    negative_ttl: u32,
+) -> Result<Option<u32>, AppError> {
+    let (set, input) = commands::validate(file, zone)?;
+    match dir.commit(&set, ttl, negative_ttl, input, false)? {
+        Outcome::Stored { generation, .. } => {
+            tracing::info!(serial = generation.serial, file = %file.display(), "stored a new generation");
+            Ok(Some(generation.serial))
+        }
+        Outcome::Unchanged { serial } => {
+            tracing::info!(serial, file = %file.display(), "records unchanged");
+            Ok(None)
+        }
+        Outcome::WouldStore { .. } => Ok(None),
+    }
+}
+
+pub fn run(o: ServeOptions) -> Result<(), AppError> {
+    if o.follow && o.records.is_none() {
+        return Err(AppError::new(
+            Class::Usage,
+            "--follow needs --records FILE",
+            "give the file to follow with --records",
+        ));
+    }
+    let root = store::resolve(o.state_dir.as_deref())?;
+    let dir = StateDir::open(&root, true)?;
+    let _lock = dir.lock_server()?;
+    if let Some(file) = &o.records {
+        store_file(&dir, file, &o.zone, o.ttl, o.negative_ttl)?;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            AppError::new(
+                Class::Runtime,
+                format!("cannot start the runtime: {e}"),
+                "check the system's limits",
+            )
+        })?;
+    rt.block_on(serve(o, dir))
+}
+
+async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
+    let cfg = ServerConfig {
+        listen: o.listen.clone(),
+        tcp_idle_timeout: o.tcp_idle_timeout,
+        tcp_max_connections: o.tcp_max_connections,
+        ..ServerConfig::default()
+    };
+    // Signals first, so a SIGTERM during start-up is not lost.
+    let sig = |k| {
+        signal(k).map_err(|e| {
+            AppError::new(
+                Class::Runtime,
+                format!("cannot handle signals: {e}"),
+                "check the system's limits",
+            )
+        })
+    };
+    let (mut term, mut int, mut hup) = (
+        sig(SignalKind::terminate())?,
+        sig(SignalKind::interrupt())?,
+        sig(SignalKind::hangup())?,
+    );
+    let bound = server::bind(&cfg).map_err(bind_error)?;
+    let listen = bound.local_addrs();
+    let live = Arc::new(Live::new(o.zone.clone()));
+    let dir = Arc::new(dir);
+    {
+        let (live, dir) = (live.clone(), dir.clone());
+        let _ = tokio::task::spawn_blocking(move || live.refresh(&dir)).await;
+    }
+    if live.serial() == 0 {
+        tracing::warn!(state_dir = %dir.root().display(), zone = %o.zone, "no generation yet: serving only the apex (SOA serial 0, NS), NXDOMAIN below it; run pigsty-dns load");
+    }
+    let counters = Arc::new(Counters::new());
+    let started = SystemTime::now();
+    let follow = if o.follow {
+        o.records.as_ref().and_then(|f| std::path::absolute(f).ok())
+    } else {
+        None
+    };
+    let write_status = {
+        let (live, dir, counters, listen, zone, follow) = (
+            live.clone(),
+            dir.clone(),
+            counters.clone(),
+            listen.clone(),
+            o.zone.clone(),
+            follow.clone(),
+        );
+        move |state: &str| {
+            let view = live.view.load_full();
+            let info = live.info();
+            let s = Status {
+                format: status::FORMAT,
+                state: state.into(),
+                pid: std::process::id(),
+                started: generation::rfc3339(started),
+                started_unix: started
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0),
+                updated: generation::rfc3339(SystemTime::now()),
+                listen: listen.clone(),
+                zone: zone.to_string(),
+                serial: view.serial,
+                record_digest: view.record_digest.clone(),
+                records: view.record_count(),
+                generation: info.generation.map(|p| p.display().to_string()),
+                loaded_at: info.loaded_at,
+                loaded_from: info.loaded_from,
+                follow: follow.as_ref().map(|p| p.display().to_string()),
+                last_error: info.last_error,
+                counters: counters.snapshot(),
+            };
+            if let Err(e) = status::write(dir.root(), &s) {
+                tracing::warn!("cannot write the status file: {e}");
+            }
+        }
+    };
+    write_status("running");
+    tracing::info!(listen = ?listen, zone = %o.zone, serial = live.serial(), "answering");
+
+    // Every wake-up source (directory events, SIGHUP, the followed file, the timer) leads to one refresh.
+    let (wake_tx, mut wake_rx) = mpsc::unbounded_channel::<()>();
+    let _dir_watcher = match watch::watch_dir(&dir.generations_dir(), None, wake_tx.clone()) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!(
+                "cannot watch {}: {e}; rescanning every {} s instead",
+                dir.generations_dir().display(),
+                RESCAN.as_secs()
+            );
+            None
+        }
+    };
+    let (follow_tx, mut follow_rx) = mpsc::unbounded_channel::<()>();
+    let _file_watcher = follow.as_ref().and_then(|f| {
+        let parent = f.parent()?.to_path_buf();
+        watch::watch_dir(&parent, Some(f.clone()), follow_tx.clone())
+            .map_err(|e| tracing::warn!("cannot watch {}: {e}; polling it instead", f.display()))
+            .ok()
+    });
+    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+    let background = {
+        let (live, dir, write_status) = (live.clone(), dir.clone(), write_status.clone());
+        let opts = FollowOpts {
+            file: follow.clone(),
+            zone: o.zone.clone(),
+            ttl: o.ttl,
+            negative_ttl: o.negative_ttl,
+        };
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(RESCAN);
+            let mut last_file = None;
+            loop {
+                let mut follow_due = false;
+                tokio::select! {
+                    _ = stop_rx.changed() => break,
+                    _ = wake_rx.recv() => {}
+                    _ = hup.recv() => { tracing::info!("SIGHUP: rescanning"); follow_due = true; }
+                    _ = follow_rx.recv() => follow_due = true,
+                    _ = tick.tick() => follow_due = true,
+                }
+                // Coalesce a burst of events (a write is several) into one pass.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                while wake_rx.try_recv().is_ok() || follow_rx.try_recv().is_ok() {}
+                let (live2, dir2, opts2) = (live.clone(), dir.clone(), opts.clone());
+                let prev = last_file;
+                let joined = tokio::task::spawn_blocking(move || {
+                    let seen = if follow_due {
+                        opts2.follow_once(&live2, &dir2, prev)
+                    } else {
+                        prev
+                    };
+                    live2.refresh(&dir2);
+                    seen
+                })
+                .await;
+                if let Ok(seen) = joined {
+                    last_file = seen;
+                }
+                write_status("running");
+            }
+        })
+    };
+
+    let shutdown = async {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM: stopping"),
+            _ = int.recv() => tracing::info!("SIGINT: stopping"),
+        }
+    };
+    let served = bound
+        .serve(live.view.clone(), counters.clone(), shutdown)
+        .await;
+    let _ = stop_tx.send(true);
+    let _ = background.await;
+    write_status("stopped");
+    served.map_err(|e| {
+        AppError::new(
+            Class::Runtime,
+            format!("the server stopped: {e}"),
+            "see the log above",
+        )
+    })?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+#[derive(Clone)]
+struct FollowOpts {
+    file: Option<PathBuf>,
+    zone: Zone,
+    ttl: u32,
+    negative_ttl: u32,
+}
+
+/// (size, mtime, ctime) of the followed file at the last attempt.
+type FileStamp = Option<(u64, i64, i64)>;
+
+impl FollowOpts {
+    /// Loads the followed file again if it changed since the last attempt. An invalid edit is logged and
+    /// recorded; the last good generation stays.
+    fn follow_once(&self, live: &Live, dir: &StateDir, last: FileStamp) -> FileStamp {
+        use std::os::unix::fs::MetadataExt;
+        let file = self.file.as_ref()?;
+        let now = std::fs::metadata(file).ok().map(|m| {
+            (
+                m.len(),
+                m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+                m.ctime(),
+            )
+        });
+        if now.is_none() || now == last {
+            return if now.is_none() { last } else { now };
+        }
+        match store_file(dir, file, &self.zone, self.ttl, self.negative_ttl) {
+            Ok(_) => {
+                if live
+                    .info()
+                    .last_error
+                    .as_deref()
+                    .is_some_and(|e| e.starts_with("followed file"))
+                {
+                    live.set_error(None);
+                }
+            }
+            Err(e) => {
+                let msg = format!(
+                    "followed file {} not loaded: {}; still serving serial {}",
+                    file.display(),
+                    e.message,
+                    live.serial()
+                );
+                tracing::warn!("{msg}");
+                live.set_error(Some(msg));
+            }
+        }
+        now
+    }
+}

@@ -1,0 +1,179 @@
+//! Hot swap: a notify watcher on the generations directory, a periodic rescan and SIGHUP all lead to one
+//! `refresh`, which verifies any newer generation in full before `ArcSwap::store`. A bad generation is
+//! logged and recorded as `last_error`; the last good one keeps being served.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwap;
+use notify::{RecursiveMode, Watcher};
+use tokio::sync::mpsc;
+
+use crate::generation::{self, Generation, ZoneView};
+use crate::name::Zone;
+use crate::store::{self, StateDir};
+
+/// What the server reports about the generation it serves.
+#[derive(Debug, Clone, Default)]
+pub struct LiveInfo {
+    pub generation: Option<PathBuf>,
+    pub loaded_at: Option<String>,
+    pub loaded_from: Option<String>,
+    pub last_error: Option<String>,
+}
+
+/// The served zone and what is known about it; shared by the server, the watcher and the status writer.
+pub struct Live {
+    pub zone: Zone,
+    pub view: Arc<ArcSwap<ZoneView>>,
+    pub info: Mutex<LiveInfo>,
+    /// Files already found bad, by (size and inode, ctime): not read again until they change.
+    known_bad: Mutex<HashMap<PathBuf, (u64, i64)>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refresh {
+    Swapped(u32),
+    Unchanged,
+}
+
+impl Live {
+    pub fn new(zone: Zone) -> Live {
+        Live {
+            view: Arc::new(ArcSwap::from_pointee(ZoneView::empty(zone.clone()))),
+            zone,
+            info: Mutex::new(LiveInfo::default()),
+            known_bad: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn serial(&self) -> u32 {
+        self.view.load().serial
+    }
+
+    pub fn info(&self) -> LiveInfo {
+        self.info.lock().map(|i| i.clone()).unwrap_or_default()
+    }
+
+    pub fn set_error(&self, e: Option<String>) {
+        if let Ok(mut i) = self.info.lock() {
+            i.last_error = e;
+        }
+    }
+
+    /// Serves the newest good generation newer than the live one, if there is one. Reads only files
+    /// with a higher serial, newest first, and stops at the first that checks out.
+    pub fn refresh(&self, dir: &StateDir) -> Refresh {
+        let current = self.serial();
+        let files = match dir.list() {
+            Ok(f) => f,
+            Err(e) => {
+                let msg = format!("cannot list generations: {e:?}");
+                tracing::warn!("{msg}");
+                self.set_error(Some(msg));
+                return Refresh::Unchanged;
+            }
+        };
+        for (serial, path) in files.into_iter().filter(|(s, _)| *s > current) {
+            let stamp = stamp(&path);
+            if self
+                .known_bad
+                .lock()
+                .is_ok_and(|k| stamp.is_some() && k.get(&path) == stamp.as_ref())
+            {
+                continue;
+            }
+            match self.accept(store::check_file(&path)) {
+                Ok((g, view)) => {
+                    self.view.store(Arc::new(view));
+                    tracing::info!(
+                        serial = g.serial,
+                        records = g.records.len(),
+                        record_digest = %g.record_digest,
+                        file = %path.display(),
+                        "serving generation"
+                    );
+                    if let Ok(mut i) = self.info.lock() {
+                        *i = LiveInfo {
+                            generation: Some(path),
+                            loaded_at: Some(generation::rfc3339(SystemTime::now())),
+                            loaded_from: Some(g.input.path.clone()),
+                            last_error: None,
+                        };
+                    }
+                    return Refresh::Swapped(serial);
+                }
+                Err(why) => {
+                    let msg = format!(
+                        "generation {serial} ({}) {why}; still serving serial {current}",
+                        path.display()
+                    );
+                    tracing::warn!("{msg}");
+                    self.set_error(Some(msg));
+                    if let (Some(s), Ok(mut k)) = (stamp, self.known_bad.lock()) {
+                        k.insert(path, s);
+                    }
+                }
+            }
+        }
+        Refresh::Unchanged
+    }
+
+    fn accept(
+        &self,
+        checked: Result<Generation, String>,
+    ) -> Result<(Generation, ZoneView), String> {
+        let g = checked?;
+        if g.zone != self.zone.as_str() {
+            return Err(format!(
+                "is sealed for zone {}, and this server serves {} (--zone)",
+                g.zone, self.zone
+            ));
+        }
+        let view = ZoneView::from_generation(&g)?;
+        Ok((g, view))
+    }
+}
+
+fn stamp(path: &Path) -> Option<(u64, i64)> {
+    // ctime moves on any change, a chmod or chown included, so a repaired file is read again.
+    std::fs::symlink_metadata(path).ok().map(|m| {
+        (
+            m.len() ^ m.ino().rotate_left(32),
+            m.ctime() * 1_000_000_000 + m.ctime_nsec(),
+        )
+    })
+}
+
+/// Wakes `tx` on every change in `dir` that is not a temporary file. The returned watcher must be kept.
+pub fn watch_dir(
+    dir: &Path,
+    only: Option<PathBuf>,
+    tx: mpsc::UnboundedSender<()>,
+) -> notify::Result<notify::RecommendedWatcher> {
+    let mut w = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        let Ok(event) = res else {
+            // A lost event is covered by the periodic rescan.
+            let _ = tx.send(());
+            return;
+        };
+        let relevant = event.paths.iter().any(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            match &only {
+                Some(file) => p == file || p.file_name() == file.file_name(),
+                None => !name.starts_with('.'),
+            }
+        });
+        if relevant || event.paths.is_empty() {
+            let _ = tx.send(());
+        }
+    })?;
+    w.watch(dir, RecursiveMode::NonRecursive)?;
+    Ok(w)
+}
+
+/// How often the generations directory is rescanned even without events (the bound is 5 s).
+pub const RESCAN: Duration = Duration::from_secs(2);
