@@ -255,6 +255,10 @@ fn confirm_live(
             "stale",
             format!("the server at {addr} still serves serial {seen}\n"),
         ),
+        Liveness::NotThisZone(why) => (
+            "other-zone",
+            format!("the server at {addr} does not serve zone {zone}: {why}\n"),
+        ),
     };
     let text = if json {
         let mut v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
@@ -279,7 +283,11 @@ fn confirm_live(
             Err(e)
         }
         Liveness::NoServer(_) => Ok(text),
-        Liveness::Stale(seen) => {
+        Liveness::Stale(_) | Liveness::NotThisZone(_) => {
+            let still = match &liveness {
+                Liveness::Stale(seen) => format!("still serves serial {seen}"),
+                _ => format!("does not serve zone {zone}"),
+            };
             let reason = status::read(root)
                 .and_then(|s| s.last_error)
                 .unwrap_or_else(|| {
@@ -288,7 +296,7 @@ fn confirm_live(
             let mut e = AppError::new(
                 Class::Partial,
                 format!(
-                    "serial {} is stored, but the server at {addr} still serves serial {seen}: {reason}",
+                    "serial {} is stored, but the server at {addr} {still}: {reason}",
                     g.serial
                 ),
                 "see pigsty-dns status; fix the cause and load again",

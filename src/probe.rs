@@ -43,6 +43,17 @@ pub async fn soa(
     zone: &Zone,
     timeout: Duration,
 ) -> Result<SoaAnswer, String> {
+    soa_or_refusal(addr, protocol, zone, timeout).await?
+}
+
+/// Like [`soa`], but tells "nobody answered" (the outer error) from "a server answered without the
+/// zone's SOA" (the inner error), e.g. REFUSED from a server of another zone.
+pub async fn soa_or_refusal(
+    addr: SocketAddr,
+    protocol: Protocol,
+    zone: &Zone,
+    timeout: Duration,
+) -> Result<Result<SoaAnswer, String>, String> {
     let name = Name::from_str(&format!("{zone}.")).map_err(|e| format!("bad zone name: {e}"))?;
     let work = async {
         let provider = TokioRuntimeProvider::new();
@@ -69,23 +80,23 @@ pub async fn soa(
         let response = result.map_err(|e| format!("no answer over {protocol} from {addr}: {e}"))?;
         let meta = &response.metadata;
         if meta.response_code != ResponseCode::NoError {
-            return Err(format!(
+            return Ok(Err(format!(
                 "{addr} answered {zone} SOA with {} over {protocol}",
                 meta.response_code
-            ));
+            )));
         }
-        let serial = response
-            .answers
-            .iter()
-            .find_map(|r| match &r.data {
-                RData::SOA(soa) => Some(soa.serial),
-                _ => None,
+        let serial = response.answers.iter().find_map(|r| match &r.data {
+            RData::SOA(soa) => Some(soa.serial),
+            _ => None,
+        });
+        Ok(serial
+            .map(|serial| SoaAnswer {
+                serial,
+                authoritative: meta.authoritative,
             })
-            .ok_or_else(|| format!("{addr} answered {zone} SOA over {protocol} without an SOA record (is it serving {zone}?)"))?;
-        Ok(SoaAnswer {
-            serial,
-            authoritative: meta.authoritative,
-        })
+            .ok_or_else(|| {
+                format!("{addr} answered {zone} SOA over {protocol} without an SOA record")
+            }))
     };
     // The client's own timeouts cover each exchange; this bounds the whole probe, connect included.
     match tokio::time::timeout(timeout + Duration::from_millis(500), work).await {

@@ -125,6 +125,8 @@ pub enum Liveness {
     NoServer(String),
     /// The server answers, but with this older serial until the deadline.
     Stale(u32),
+    /// A server answers, but not with this zone's SOA (it serves another zone).
+    NotThisZone(String),
 }
 
 /// Asks the server for the zone SOA until its serial reaches `serial`, for at most `budget`.
@@ -137,16 +139,18 @@ pub fn wait_live(
     let rt = runtime()?;
     Ok(rt.block_on(async {
         let deadline = tokio::time::Instant::now() + budget;
-        let mut last_seen = None;
+        let mut last = None;
         loop {
-            match probe::soa(addr, Protocol::Udp, zone, Duration::from_millis(700)).await {
-                Ok(SoaAnswer { serial: s, .. }) if s >= serial => return Liveness::Live,
-                Ok(SoaAnswer { serial: s, .. }) => last_seen = Some(s),
-                Err(e) if last_seen.is_none() => return Liveness::NoServer(e),
+            match probe::soa_or_refusal(addr, Protocol::Udp, zone, Duration::from_millis(700)).await
+            {
+                Ok(Ok(SoaAnswer { serial: s, .. })) if s >= serial => return Liveness::Live,
+                Ok(Ok(SoaAnswer { serial: s, .. })) => last = Some(Liveness::Stale(s)),
+                Ok(Err(refusal)) => last = Some(Liveness::NotThisZone(refusal)),
+                Err(e) if last.is_none() => return Liveness::NoServer(e),
                 Err(_) => {}
             }
             if tokio::time::Instant::now() >= deadline {
-                return Liveness::Stale(last_seen.unwrap_or(0));
+                return last.unwrap_or(Liveness::Stale(0));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

@@ -1,0 +1,537 @@
+//! `pigsty-dns serve` as a user runs it: the real binary, a real state dir, real sockets, hickory's
+//! message codec as the client. Hot swap under load, live `load`, `--follow`, the server lock, bind
+//! errors, signals, `status` and `export`.
+
+mod common;
+use common::*;
+
+use std::fs;
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hickory_proto::op::{Message, Query, ResponseCode};
+use hickory_proto::rr::{Name, RData, RecordType};
+
+/// A `serve` child that is killed (by PID) when dropped, so no test leaves a server behind.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn(state: &Path, extra: &[&str]) -> Child {
+    Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ])
+        .args(extra)
+        .env_remove("PIGSTY_DNS_LISTEN")
+        .env_remove("PIGSTY_DNS_STATE_DIR")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn serve")
+}
+
+/// Starts `serve` and waits (bounded) until its status file names a pid of this child and an address.
+fn start(state: &Path, extra: &[&str]) -> Server {
+    let mut child = spawn(state, extra);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(st) =
+            status_file(state).filter(|st| st["pid"] == child.id() && st["state"] == "running")
+        {
+            let addr = st["listen"][0].as_str().unwrap().parse().unwrap();
+            return Server { child, addr };
+        }
+        if let Ok(Some(code)) = child.try_wait() {
+            let mut err = String::new();
+            use std::io::Read;
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            panic!("serve exited with {code}: {err}");
+        }
+        assert!(Instant::now() < deadline, "serve did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn status_file(state: &Path) -> Option<serde_json::Value> {
+    serde_json::from_slice(&fs::read(state.join("status.json")).ok()?).ok()
+}
+
+/// One UDP query with hickory's codec; `None` on timeout.
+fn ask(addr: SocketAddr, name: &str, rtype: RecordType) -> Option<Message> {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut q = Message::query();
+    q.metadata.id = rand_id();
+    q.add_query(Query::query(Name::from_ascii(name).unwrap(), rtype));
+    sock.send_to(&q.to_vec().unwrap(), addr).unwrap();
+    let mut buf = [0u8; 4096];
+    let (n, _) = sock.recv_from(&mut buf).ok()?;
+    let m = Message::from_vec(&buf[..n]).unwrap();
+    assert_eq!(m.metadata.id, q.metadata.id);
+    Some(m)
+}
+
+fn rand_id() -> u16 {
+    (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos()
+        % 65_536) as u16
+}
+
+fn a_of(m: &Message) -> Vec<Ipv4Addr> {
+    m.answers
+        .iter()
+        .filter_map(|r| {
+            if let RData::A(a) = &r.data {
+                Some(a.0)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+fn soa_serial(addr: SocketAddr) -> u32 {
+    let m = ask(addr, "pigsty.test.", RecordType::SOA).expect("SOA answer");
+    m.answers
+        .iter()
+        .find_map(|r| {
+            if let RData::SOA(s) = &r.data {
+                Some(s.serial)
+            } else {
+                None
+            }
+        })
+        .expect("SOA record")
+}
+
+fn flip(dir: &Path, addr: u8) -> PathBuf {
+    write(
+        dir,
+        &format!("h{addr}.yml"),
+        &format!(
+            "all:\n  hosts: {{10.10.10.{addr}: {{nodename: meta}}}}\n  vars: {{vm_hosts: [{{address: 10.10.10.{addr}, names: [pg-meta]}}]}}\n"
+        ),
+    )
+}
+
+fn load(state: &Path, file: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "load",
+        file.to_str().unwrap(),
+        "--state-dir",
+        state.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+#[test]
+fn quickstart_serves_the_sample_and_a_load_goes_live() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/zones/pigsty.test.yml");
+    let s = start(&state, &["--records", sample]);
+    let m = ask(s.addr, "meta.pigsty.test.", RecordType::A).unwrap();
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    assert!(m.metadata.authoritative);
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    assert_eq!(soa_serial(s.addr), 1);
+    // load a changed file: confirmed live by the SOA probe, then served.
+    let r = load(&state, &flip(t.path(), 20), &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("live (serial 2)"), "{}", r.stdout);
+    let m = ask(s.addr, "pg-meta.pigsty.test.", RecordType::A).unwrap();
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 20)]);
+    // status agrees with the probe.
+    let r = run(&["status", "--json", "--state-dir", state.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["running"], true);
+    assert_eq!(v["probe"]["udp"]["serial"], 2);
+    assert_eq!(v["probe"]["tcp"]["serial"], 2);
+    assert_eq!(v["status"]["serial"], 2);
+    assert_eq!(v["status"]["records"], 2);
+    assert!(v["status"]["last_error"].is_null());
+    assert!(v["status"]["counters"]["noerror"].as_u64().unwrap() >= 3);
+}
+
+#[test]
+fn hot_swap_under_load_never_mixes_or_fails_and_restart_after_kill_serves_last_good() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let (a, b) = (flip(t.path(), 20), flip(t.path(), 30));
+    assert_eq!(load(&state, &a, &[]).code, 0);
+    let mut s = start(&state, &[]);
+    let addr = s.addr;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let client = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+            sock.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            let mut seen = std::collections::BTreeMap::new();
+            let mut buf = [0u8; 4096];
+            // Bounded: at most 200,000 queries or until told to stop.
+            for i in 0..200_000u32 {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                let mut q = Message::query();
+                q.metadata.id = (i % 65_536) as u16;
+                q.add_query(Query::query(
+                    Name::from_ascii("pg-meta.pigsty.test.").unwrap(),
+                    RecordType::A,
+                ));
+                sock.send_to(&q.to_vec().unwrap(), addr).unwrap();
+                let (n, _) = sock
+                    .recv_from(&mut buf)
+                    .expect("an answer to every query (no timeout)");
+                let m = Message::from_vec(&buf[..n]).unwrap();
+                assert_eq!(m.metadata.id, q.metadata.id);
+                assert_eq!(m.metadata.response_code, ResponseCode::NoError, "query {i}");
+                let got = a_of(&m);
+                assert_eq!(got.len(), 1, "query {i}: {got:?}");
+                *seen.entry(got[0]).or_insert(0u32) += 1;
+            }
+            seen
+        })
+    };
+    for i in 0..30 {
+        let r = load(&state, if i % 2 == 0 { &b } else { &a }, &[]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains(&format!("live (serial {})", i + 2)),
+            "{}",
+            r.stdout
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let seen = client.join().expect("client saw only good answers");
+    let allowed = [Ipv4Addr::new(10, 10, 10, 20), Ipv4Addr::new(10, 10, 10, 30)];
+    assert!(seen.keys().all(|k| allowed.contains(k)), "{seen:?}");
+    assert_eq!(seen.len(), 2, "both addresses were served: {seen:?}");
+    // kill -9, restart: the last good generation (serial 31, address .20) is served again.
+    s.child.kill().unwrap();
+    s.child.wait().unwrap();
+    let s2 = start(&state, &[]);
+    assert_eq!(soa_serial(s2.addr), 31);
+    assert_eq!(
+        a_of(&ask(s2.addr, "pg-meta.pigsty.test.", RecordType::A).unwrap()),
+        vec![allowed[0]]
+    );
+    drop(s);
+}
+
+#[test]
+fn a_bad_generation_is_not_served_and_load_reports_why() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    assert_eq!(load(&state, &flip(t.path(), 20), &[]).code, 0);
+    let s = start(&state, &[]);
+    assert_eq!(soa_serial(s.addr), 1);
+    // A forged serial 2: the bytes of serial 1 with another address, under serial 2's name.
+    let gens = state.join("generations");
+    let first = fs::read_dir(&gens).unwrap().next().unwrap().unwrap().path();
+    let text = fs::read_to_string(&first)
+        .unwrap()
+        .replace("\"serial\": 1", "\"serial\": 2");
+    let forged = gens.join("gen-0000000002-0000000000000000.json");
+    let tmp = t.path().join("forged");
+    fs::write(&tmp, text).unwrap();
+    fs::set_permissions(&tmp, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    fs::rename(&tmp, &forged).unwrap();
+    // SIGHUP asks for an immediate rescan.
+    Command::new("kill")
+        .args(["-HUP", &s.child.id().to_string()])
+        .status()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(6);
+    loop {
+        let st = status_file(&state).unwrap();
+        if let Some(e) = st["last_error"].as_str() {
+            assert!(e.contains("generation 2") && e.contains("digest"), "{e}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no last_error recorded: {st}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        soa_serial(s.addr),
+        1,
+        "the forged generation must not be served"
+    );
+    // A generation sealed for another zone is refused too, and load says why it is not live.
+    let r = load(&state, &flip(t.path(), 30), &["--zone", "other.test"]);
+    assert_eq!(r.code, 5, "{}{}", r.stdout, r.stderr);
+    let line = r.error_line();
+    assert!(
+        line.contains("does not serve zone other.test")
+            && line.contains("sealed for zone other.test"),
+        "{line}"
+    );
+    assert_eq!(soa_serial(s.addr), 1);
+}
+
+#[test]
+fn follow_reloads_the_file_and_keeps_the_last_good_on_a_bad_edit() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let file = flip(t.path(), 20);
+    let s = start(&state, &["--records", file.to_str().unwrap(), "--follow"]);
+    assert_eq!(
+        a_of(&ask(s.addr, "pg-meta.pigsty.test.", RecordType::A).unwrap()),
+        vec![Ipv4Addr::new(10, 10, 10, 20)]
+    );
+    // Barn rewrites the projection: write a temp file and rename it over.
+    let edit = |text: &str| {
+        let tmp = t.path().join(".edit");
+        fs::write(&tmp, text).unwrap();
+        fs::rename(&tmp, &file).unwrap();
+    };
+    edit(&fs::read_to_string(flip(t.path(), 40)).unwrap());
+    wait_for(|| soa_serial(s.addr) == 2, "the edit to go live");
+    assert_eq!(
+        a_of(&ask(s.addr, "pg-meta.pigsty.test.", RecordType::A).unwrap()),
+        vec![Ipv4Addr::new(10, 10, 10, 40)]
+    );
+    edit("all:\n  hosts: {10.10.10.010: {}}\n");
+    wait_for(
+        || {
+            status_file(&state).unwrap()["last_error"]
+                .as_str()
+                .is_some_and(|e| e.contains("leading zero"))
+        },
+        "the bad edit to be reported",
+    );
+    assert_eq!(soa_serial(s.addr), 2);
+    assert_eq!(
+        a_of(&ask(s.addr, "pg-meta.pigsty.test.", RecordType::A).unwrap()),
+        vec![Ipv4Addr::new(10, 10, 10, 40)]
+    );
+}
+
+fn wait_for(mut ok: impl FnMut() -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(8);
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn one_server_per_state_dir_and_a_stale_lock_does_not_block() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let mut s = start(&state, &[]);
+    let r = run(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 6);
+    let line = r.error_line();
+    assert!(
+        line.contains(&format!("pid {}", s.child.id())) && line.contains("already serving"),
+        "{line}"
+    );
+    s.child.kill().unwrap();
+    s.child.wait().unwrap();
+    let s2 = start(&state, &[]);
+    assert_eq!(soa_serial(s2.addr), 0);
+}
+
+#[test]
+fn with_no_generation_the_apex_is_served_and_status_says_so() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let s = start(&state, &[]);
+    assert_eq!(soa_serial(s.addr), 0);
+    let m = ask(s.addr, "pigsty.test.", RecordType::NS).unwrap();
+    assert_eq!(m.answers.len(), 1);
+    let m = ask(s.addr, "meta.pigsty.test.", RecordType::A).unwrap();
+    assert_eq!(m.metadata.response_code, ResponseCode::NXDomain);
+    let r = run(&["status", "--state-dir", state.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("none (serving only the apex)"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn sigterm_stops_promptly_with_exit_0() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let mut s = start(&state, &[]);
+    let began = Instant::now();
+    Command::new("kill")
+        .args(["-TERM", &s.child.id().to_string()])
+        .status()
+        .unwrap();
+    let code = loop {
+        if let Some(c) = s.child.try_wait().unwrap() {
+            break c;
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(5),
+            "serve did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(code.success(), "{code}");
+    assert_eq!(status_file(&state).unwrap()["state"], "stopped");
+    let r = run(&["status", "--state-dir", state.to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("not running"), "{}", r.stderr);
+}
+
+#[test]
+fn bind_errors_are_clear_and_quick() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let r = run(&[
+        "serve",
+        "--listen",
+        "10.10.10.1:5353",
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(r.error_line().contains("10.10.10.1"), "{}", r.stderr);
+    let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let began = Instant::now();
+    let r = run(&[
+        "serve",
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 6, "{}", r.stderr);
+    assert!(r.error_line().contains(&port.to_string()), "{}", r.stderr);
+    assert!(r.stderr.contains("next: "), "{}", r.stderr);
+    assert!(began.elapsed() < Duration::from_secs(5));
+    // An invalid --records stops start-up with the input error.
+    let bad = write(t.path(), "bad.yml", "all:\n  hosts: {10.10.10.10/24: {}}\n");
+    let r = run(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--records",
+        bad.to_str().unwrap(),
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 8);
+    assert!(r.error_line().contains("CIDR"));
+}
+
+#[test]
+fn load_without_a_server_is_stored_and_require_live_fails() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let free = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let server = free.to_string();
+    let r = load(&state, &flip(t.path(), 20), &["--server", &server]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("stored; no server answered"),
+        "{}",
+        r.stdout
+    );
+    let r = load(
+        &state,
+        &flip(t.path(), 30),
+        &["--server", &server, "--require-live"],
+    );
+    assert_eq!(r.code, 5);
+    assert!(r.error_line().contains("not live"));
+}
+
+#[test]
+fn export_formats() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/zones/ha.yml");
+    assert_eq!(load(&state, Path::new(sample), &[]).code, 0);
+    let s = state.to_str().unwrap();
+    let zone = run(&["export", "--state-dir", s]);
+    assert_eq!(zone.code, 0, "{}", zone.stderr);
+    assert!(
+        zone.stdout.contains("$ORIGIN pigsty.test.\n$TTL 30\n"),
+        "{}",
+        zone.stdout
+    );
+    assert!(
+        zone.stdout
+            .contains("@\t30\tIN\tSOA\tlocalhost. hostmaster.pigsty.test. 1 3600 900 604800 5\n")
+    );
+    assert!(zone.stdout.contains("@\t30\tIN\tNS\tlocalhost.\n"));
+    assert!(zone.stdout.contains("pg-meta-3\t30\tIN\tA\t10.10.10.12\n"));
+    let hosts = run(&["export", "--format", "hosts", "--state-dir", s]);
+    assert_eq!(
+        hosts.stdout.lines().next().unwrap(),
+        "10.10.10.10\tminio-1.pigsty.test pg-meta-1.pigsty.test pg-meta.pigsty.test"
+    );
+    let json = run(&["export", "--format", "json", "--state-dir", s]);
+    let gen_file = fs::read_dir(state.join("generations"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(json.stdout.as_bytes(), fs::read(gen_file).unwrap());
+    let out = t.path().join("pigsty.test.zone");
+    assert_eq!(
+        run(&["export", "--state-dir", s, "-o", out.to_str().unwrap()]).code,
+        0
+    );
+    assert_eq!(fs::read_to_string(&out).unwrap(), zone.stdout);
+    assert_eq!(run(&["export", "--serial", "7", "--state-dir", s]).code, 2);
+    if std::env::var("PIGSTY_DNS_E2E").is_ok() {
+        let r = Command::new("named-checkzone")
+            .args(["pigsty.test", out.to_str().unwrap()])
+            .output()
+            .expect("named-checkzone (bind9utils) must be installed");
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stdout));
+        let r = Command::new("kzonecheck")
+            .args(["-o", "pigsty.test", out.to_str().unwrap()])
+            .output()
+            .expect("kzonecheck (knot) must be installed");
+        assert!(
+            r.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&r.stdout),
+            String::from_utf8_lossy(&r.stderr)
+        );
+    }
+}
