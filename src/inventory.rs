@@ -337,32 +337,33 @@ impl<'a> Walk<'a> {
 /// Barn's `lookup`: the deepest layer that sets the key wins; two different values at that depth are an
 /// error; a value with `{{` is refused (Barn reads literal values only).
 fn lookup<'a>(host: &Found<'a>, key: &str) -> Result<Option<(&'a Yaml, String)>, InputError> {
-    let mut best: Option<(usize, &'a Yaml, String)> = None;
-    for layer in &host.layers {
-        let Some(value) = layer.vars.get(key) else {
-            continue;
-        };
-        let origin = format!("{}.{key}", layer.origin);
-        match &best {
-            Some((depth, _, _)) if *depth > layer.depth => {}
-            Some((depth, prev, prev_origin)) if *depth == layer.depth => {
-                if *prev != value {
-                    return Err(InputError::new(
-                        &host.origin,
-                        format!(
-                            "host {} inherits conflicting values for {key} from {prev_origin} ({prev}) and {origin} ({value})",
-                            host.address
-                        ),
-                        format!("set {key} at host level for {}", host.address),
-                    ));
-                }
-            }
-            _ => best = Some((layer.depth, value, origin)),
-        }
-    }
-    let Some((_, value, origin)) = best else {
+    let set: Vec<(usize, &'a Yaml, String)> = host
+        .layers
+        .iter()
+        .filter_map(|l| {
+            l.vars
+                .get(key)
+                .map(|v| (l.depth, v, format!("{}.{key}", l.origin)))
+        })
+        .collect();
+    // Only the deepest layers count: a disagreement above them is overridden, not an error.
+    let Some(deepest) = set.iter().map(|(d, _, _)| *d).max() else {
         return Ok(None);
     };
+    let mut at_depth = set.into_iter().filter(|(d, _, _)| *d == deepest);
+    let Some((_, value, origin)) = at_depth.next() else {
+        return Ok(None);
+    };
+    if let Some((_, other, other_origin)) = at_depth.find(|(_, v, _)| *v != value) {
+        return Err(InputError::new(
+            &host.origin,
+            format!(
+                "host {} inherits conflicting values for {key} from {origin} ({value}) and {other_origin} ({other})",
+                host.address
+            ),
+            format!("set {key} at host level for {}", host.address),
+        ));
+    }
     if let Some(t) = value.find_template() {
         return Err(InputError::new(
             &origin,

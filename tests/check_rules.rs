@@ -557,3 +557,10 @@ fn errors_in_json_are_one_object() {
     assert_eq!(r.code, 2);
     r.error_line();
 }
+
+#[test]
+fn a_deeper_value_wins_even_when_it_comes_after_an_equal_depth_disagreement() {
+    // a and b disagree at group depth, but the host-level value (listed under b) is deeper and wins.
+    let text = "all:\n  children:\n    a:\n      vars: {nodename: one}\n      hosts: {10.10.10.10: }\n    b:\n      vars: {nodename: two}\n      hosts: {10.10.10.10: {nodename: own}}\n";
+    assert_eq!(served(text), pairs(&[("own.pigsty.test", "10.10.10.10")]));
+}
