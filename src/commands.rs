@@ -224,6 +224,7 @@ fn report_outcome(outcome: &Outcome, root: &Path, json: bool) -> (String, Option
             "result": result,
             "serial": generation.serial,
             "previous_serial": previous.as_ref().map(|p| p.serial),
+            "previous_record_digest": previous.as_ref().map(|p| p.record_digest.clone()),
             "record_digest": generation.record_digest,
             "state_dir": root.display().to_string(),
             "path": path.map(|p| p.display().to_string()),

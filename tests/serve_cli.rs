@@ -78,7 +78,12 @@ fn status_file(state: &Path) -> Option<serde_json::Value> {
 
 /// One UDP query with hickory's codec; `None` on timeout.
 fn ask(addr: SocketAddr, name: &str, rtype: RecordType) -> Option<Message> {
-    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let sock = UdpSocket::bind(if addr.is_ipv6() {
+        "[::1]:0"
+    } else {
+        "127.0.0.1:0"
+    })
+    .unwrap();
     sock.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     let mut q = Message::query();
     q.metadata.id = rand_id();
@@ -533,5 +538,20 @@ fn export_formats() {
             String::from_utf8_lossy(&r.stdout),
             String::from_utf8_lossy(&r.stderr)
         );
+    }
+}
+
+#[test]
+fn listen_repeats_and_serves_ipv6_loopback_too() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/zones/pigsty.test.yml");
+    let s = start(&state, &["--records", sample, "--listen", "[::1]:0"]);
+    let listen = status_file(&state).unwrap()["listen"].clone();
+    let v6: SocketAddr = listen[1].as_str().unwrap().parse().unwrap();
+    assert!(v6.is_ipv6() && v6.ip().is_loopback(), "{listen}");
+    for addr in [s.addr, v6] {
+        let m = ask(addr, "meta.pigsty.test.", RecordType::A).unwrap();
+        assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)], "{addr}");
     }
 }
