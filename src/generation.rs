@@ -202,6 +202,7 @@ impl Generation {
         if self.ttl > MAX_TTL || self.soa.minimum > MAX_TTL {
             return Err("has a TTL above one day".into());
         }
+        crate::records::check_addresses(&self.records)?;
         let mut previous: Option<&str> = None;
         for r in &self.records {
             let folded = name::fold_host_name(&r.name)
@@ -354,6 +355,88 @@ pub fn rfc3339(t: SystemTime) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    fn sample() -> Generation {
+        let zone = Zone::parse("pigsty.test").unwrap();
+        let rec = |name: &str, a: [u8; 4]| Record {
+            name: name.into(),
+            address: a.into(),
+            sources: vec!["t".into()],
+        };
+        let set = RecordSet {
+            zone,
+            records: vec![
+                rec("a.b.pigsty.test", [10, 10, 10, 11]),
+                rec("meta.pigsty.test", [10, 10, 10, 10]),
+            ],
+            not_served: vec![],
+            skipped_hosts: vec![],
+        };
+        let input = Input {
+            path: "/x".into(),
+            sha256: "0".repeat(64),
+        };
+        Generation::seal(&set, 30, 5, 7, "2026-12-01T00:00:00Z".into(), input)
+    }
+
+    /// Re-seals a modified generation so its digests match: only the content checks can refuse it.
+    fn forged(edit: impl FnOnce(&mut Generation)) -> Result<Generation, String> {
+        let mut g = sample();
+        edit(&mut g);
+        g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records);
+        Generation::decode(&g.encode())
+    }
+
+    #[test]
+    fn decode_round_trips_and_rechecks_contents_behind_valid_digests() {
+        let g = sample();
+        assert_eq!(Generation::decode(&g.encode()).unwrap(), g);
+        assert!(
+            forged(|g| g.records[0].address = [8, 8, 8, 8].into())
+                .unwrap_err()
+                .contains("outside")
+        );
+        assert!(
+            forged(|g| g.records[1].address = [10, 10, 10, 3].into())
+                .unwrap_err()
+                .contains("outside")
+        );
+        assert!(
+            forged(|g| g.records[0].name = "x.other.test".into())
+                .unwrap_err()
+                .contains("not a canonical name")
+        );
+        assert!(
+            forged(|g| g.records[0].name = "A.b.pigsty.test".into())
+                .unwrap_err()
+                .contains("not a canonical name")
+        );
+        assert!(
+            forged(|g| g.records.swap(0, 1))
+                .unwrap_err()
+                .contains("out of order")
+        );
+        assert!(forged(|g| g.ttl = 86_401).unwrap_err().contains("TTL"));
+        let mut bytes = g.encode();
+        let at = bytes.len() - 5;
+        bytes[at] ^= 1;
+        assert!(Generation::decode(&bytes).is_err());
+    }
+
+    #[test]
+    fn the_index_has_empty_non_terminals_and_the_apex() {
+        let v = ZoneView::from_generation(&sample()).unwrap();
+        assert_eq!(
+            v.lookup("meta.pigsty.test"),
+            Some(Node::Address([10, 10, 10, 10].into()))
+        );
+        assert_eq!(v.lookup("b.pigsty.test"), Some(Node::Empty));
+        assert_eq!(v.lookup("pigsty.test"), Some(Node::Empty));
+        assert_eq!(v.lookup("c.pigsty.test"), None);
+        assert_eq!(v.lookup("test"), None);
+        assert_eq!(v.record_count(), 2);
+        assert_eq!(v.negative_ttl(), 5);
+    }
 
     #[test]
     fn formats_rfc3339() {

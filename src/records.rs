@@ -180,6 +180,33 @@ fn bad_name(at: &str, e: &name::NameError, next: &str) -> InputError {
     InputError::new(at, e.to_string(), next)
 }
 
+/// The address rules a stored generation must still meet: one private /24, `.9`-`.254`. The server
+/// re-checks them, so a hand-made file with a matching digest still cannot publish another address.
+pub fn check_addresses(records: &[Record]) -> Result<(), String> {
+    let Some(first) = records.first() else {
+        return Ok(());
+    };
+    let o = first.address.octets();
+    let private =
+        o[0] == 10 || (o[0] == 172 && (16..=31).contains(&o[1])) || (o[0] == 192 && o[1] == 168);
+    if !private {
+        return Err(format!(
+            "has the address {} outside the private (RFC 1918) ranges",
+            first.address
+        ));
+    }
+    for r in records {
+        let a = r.address.octets();
+        if a[..3] != o[..3] || !(9..=254).contains(&a[3]) {
+            return Err(format!(
+                "has {} at {}, outside {}.{}.{}.9-254",
+                r.name, r.address, o[0], o[1], o[2]
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The managed /24 (Barn's subnet layout): `.1` is the host, `.2`-`.8` are reserved, names use `.9`-`.254`.
 struct Net {
     prefix: [u8; 3],
