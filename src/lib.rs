@@ -8,6 +8,7 @@ pub mod inventory;
 pub mod name;
 pub mod probe;
 pub mod records;
+pub mod route;
 pub mod server;
 pub mod store;
 pub mod yaml;
