@@ -155,6 +155,10 @@ impl ScriptedRunner {
         self.rules.push_front((words(prefix), out, true));
         self
     }
+    /// Forgets every rule (the call log stays).
+    pub fn reset(&mut self) {
+        self.rules.clear();
+    }
     /// The commands run so far, each joined with spaces.
     pub fn lines(&self) -> Vec<String> {
         self.calls.iter().map(|c| c.join(" ")).collect()
