@@ -8,6 +8,7 @@ pub mod inventory;
 pub mod name;
 pub mod probe;
 pub mod records;
+pub mod route;
 pub mod serve;
 pub mod server;
 pub mod status;

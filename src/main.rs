@@ -13,6 +13,7 @@ use pigsty_dns::commands::{self, ExportFormat, LoadOptions};
 use pigsty_dns::error::{AppError, Class};
 use pigsty_dns::generation::{DEFAULT_NEGATIVE_TTL, DEFAULT_TTL};
 use pigsty_dns::name::DEFAULT_ZONE;
+use pigsty_dns::route::RouteCommand;
 use pigsty_dns::serve::{self, ServeOptions};
 use pigsty_dns::status::{self, Liveness};
 use pigsty_dns::store;
@@ -145,6 +146,11 @@ enum Command {
         #[command(flatten)]
         state: StateArgs,
     },
+    /// Route the zone from the system resolver to the daemon: install, uninstall, status.
+    Route {
+        #[command(subcommand)]
+        cmd: RouteCommand,
+    },
 }
 
 fn run(cli: &Cli) -> Result<String, AppError> {
@@ -229,6 +235,7 @@ fn run(cli: &Cli) -> Result<String, AppError> {
             state,
         } => commands::rollback(*serial, state.state_dir.as_deref(), *dry_run, cli.json)
             .map(|(text, _)| text),
+        Command::Route { cmd } => pigsty_dns::route::run(cmd, cli.json),
     }
 }
 

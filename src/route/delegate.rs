@@ -1,0 +1,29 @@
+//! resolved-delegate (systemd >= 258): a DNS delegate file routes only the zone, needs no link, and
+//! never falls back; resolved re-reads it on reload (SIGHUP).
+
+use super::files::wrap;
+use super::plan::{Params, Render, Step};
+
+pub const NAME: &str = "resolved-delegate";
+pub const PATH: &str = "/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate";
+/// How resolved names the delegate (the file name without its suffix).
+pub const DELEGATE_ID: &str = "pigsty-dns";
+
+pub fn render(p: &Params) -> Render {
+    let body = format!(
+        "[Delegate]\nDNS={}\nDomains=~{}\nDefaultRoute=no\n",
+        p.server, p.zone
+    );
+    let reload = Step::new(
+        &["systemctl", "reload", "systemd-resolved.service"],
+        "resolved re-reads dns-delegate.d on reload (SIGHUP)",
+    );
+    Render {
+        files: vec![(PATH.to_string(), wrap(NAME, None, &body))],
+        apply: vec![reload.clone()],
+        enable: vec![],
+        pre_undo: vec![],
+        undo: vec![reload],
+        warnings: vec![],
+    }
+}

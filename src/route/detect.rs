@@ -1,0 +1,226 @@
+//! Read-only facts about the resolver stack, gathered through the runner and from files under the
+//! root prefix. Nothing here changes the system (the one exception, a transient probe link when the
+//! kernel's driver list cannot be read, is reported as such).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::runner::{Runner, argv};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Os {
+    Linux,
+    Macos,
+    Other,
+}
+
+/// systemd's version as `resolvectl --version` prints it: `systemd 252 (252.39-1~deb12u2)`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SystemdVersion {
+    pub major: u32,
+    /// The stable point release when the distribution's string tells it (252.39 → Some(39)).
+    pub point: Option<u32>,
+    pub raw: String,
+}
+
+impl SystemdVersion {
+    pub fn parse(text: &str) -> Option<SystemdVersion> {
+        let line = text.lines().next()?.trim();
+        let mut words = line.split_whitespace();
+        if words.next()? != "systemd" {
+            return None;
+        }
+        let major: u32 = words.next()?.parse().ok()?;
+        // "(252.39-1~deb12u2)" → 39; "(252-16.el9_2)" → none (cannot tell the backport level).
+        let point = words.next().and_then(|w| {
+            let inner = w.trim_start_matches('(');
+            let rest = inner.strip_prefix(&format!("{major}."))?;
+            let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+            digits.parse().ok()
+        });
+        Some(SystemdVersion {
+            major,
+            point,
+            raw: line.to_string(),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Driver {
+    Present,
+    Missing,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Facts {
+    pub os: Os,
+    pub is_root: bool,
+    pub systemd: Option<SystemdVersion>,
+    pub resolved_running: bool,
+    pub networkd_running: bool,
+    /// systemd is PID 1 (`/run/systemd/system` exists): boot-time units can be enabled.
+    pub systemd_booted: bool,
+    /// NetworkManager's DNS mode (`dnsmasq`, `systemd-resolved`, `default`, ...), if it runs.
+    pub nm_dns_mode: Option<String>,
+    pub resolv_conf: Option<String>,
+    pub dummy: Driver,
+    pub ifb: Driver,
+    /// Absolute, root-owned paths of the programs a boot-time unit may call.
+    pub ip_path: String,
+    pub resolvectl_path: String,
+    /// What detection itself did beyond reading (shown in the plan).
+    pub notes: Vec<String>,
+}
+
+fn root_path(root: &Path, abs: &str) -> PathBuf {
+    root.join(abs.trim_start_matches('/'))
+}
+
+/// A fixed system program: the first candidate that is a root-owned file nobody else can write.
+fn system_program(name: &str) -> Option<String> {
+    for dir in ["/usr/sbin", "/usr/bin", "/sbin", "/bin"] {
+        let p = format!("{dir}/{name}");
+        if root_owned_not_writable(Path::new(&p)) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+#[cfg(unix)]
+fn root_owned_not_writable(p: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(p) {
+        Ok(m) => m.is_file() && m.uid() == 0 && m.mode() & 0o022 == 0,
+        Err(_) => false,
+    }
+}
+#[cfg(not(unix))]
+fn root_owned_not_writable(_p: &Path) -> bool {
+    false
+}
+
+fn driver_state(root: &Path, name: &str, release: &str) -> Driver {
+    if root_path(root, &format!("/sys/module/{name}")).exists() {
+        return Driver::Present;
+    }
+    let mods = root_path(root, &format!("/lib/modules/{release}"));
+    let builtin = std::fs::read_to_string(mods.join("modules.builtin")).ok();
+    let dep = std::fs::read_to_string(mods.join("modules.dep")).ok();
+    if builtin.is_none() && dep.is_none() {
+        return Driver::Unknown;
+    }
+    let needle = format!("/{name}.ko");
+    let has = |t: &Option<String>| t.as_deref().is_some_and(|t| t.contains(&needle));
+    if has(&builtin) || has(&dep) {
+        Driver::Present
+    } else {
+        Driver::Missing
+    }
+}
+
+pub fn current_os() -> Os {
+    if cfg!(target_os = "macos") {
+        Os::Macos
+    } else if cfg!(target_os = "linux") {
+        Os::Linux
+    } else {
+        Os::Other
+    }
+}
+
+pub fn detect(root: &Path, runner: &mut dyn Runner) -> Facts {
+    let os = current_os();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let is_root = unsafe { libc::geteuid() } == 0;
+    let mut notes = Vec::new();
+    let mut facts = Facts {
+        os,
+        is_root,
+        systemd: None,
+        resolved_running: false,
+        networkd_running: false,
+        systemd_booted: root_path(root, "/run/systemd/system").is_dir(),
+        nm_dns_mode: None,
+        resolv_conf: std::fs::read_link(root_path(root, "/etc/resolv.conf"))
+            .ok()
+            .map(|p| p.display().to_string()),
+        dummy: Driver::Unknown,
+        ifb: Driver::Unknown,
+        ip_path: system_program("ip").unwrap_or_else(|| "/usr/sbin/ip".into()),
+        resolvectl_path: system_program("resolvectl")
+            .unwrap_or_else(|| "/usr/bin/resolvectl".into()),
+        notes: Vec::new(),
+    };
+    if os != Os::Linux {
+        return facts;
+    }
+    let v = runner.run(&argv(&["resolvectl", "--version"]));
+    if v.ok() {
+        facts.systemd = SystemdVersion::parse(&v.stdout);
+    }
+    facts.resolved_running = runner
+        .run(&argv(&["resolvectl", "--no-pager", "status"]))
+        .ok();
+    let n = runner.run(&argv(&["networkctl", "--no-pager", "status"]));
+    facts.networkd_running = n.ok() && !n.stderr.contains("not running");
+    let nm = runner.run(&argv(&[
+        "busctl",
+        "get-property",
+        "org.freedesktop.NetworkManager",
+        "/org/freedesktop/NetworkManager/DnsManager",
+        "org.freedesktop.NetworkManager.DnsManager",
+        "Mode",
+    ]));
+    if nm.ok() {
+        // `s "dnsmasq"`
+        facts.nm_dns_mode = nm
+            .stdout
+            .split('"')
+            .nth(1)
+            .map(str::to_string)
+            .filter(|s| !s.is_empty());
+    }
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    facts.dummy = driver_state(root, "dummy", &release);
+    facts.ifb = driver_state(root, "ifb", &release);
+    if is_root {
+        // No module list to read (minimal VM kernels): ask the kernel inside a throw-away network
+        // namespace, so not even a transient link appears on the host.
+        for (name, slot) in [("dummy", &mut facts.dummy), ("ifb", &mut facts.ifb)] {
+            if *slot != Driver::Unknown {
+                continue;
+            }
+            let probe = runner.run(&argv(&[
+                "unshare",
+                "--net",
+                "ip",
+                "link",
+                "add",
+                "pigsty-dns-prb",
+                "type",
+                name,
+            ]));
+            if probe.ok() {
+                *slot = Driver::Present;
+            } else if probe.stderr.contains("Unknown device type")
+                || probe.stderr.contains("not supported")
+            {
+                *slot = Driver::Missing;
+            }
+            notes.push(format!(
+                "kernel module list not readable: probed the {name} driver in a throw-away network namespace: {:?}",
+                *slot
+            ));
+        }
+    }
+    facts.notes = notes;
+    facts
+}

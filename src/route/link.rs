@@ -1,0 +1,193 @@
+//! resolved-link: a dedicated dummy (or ifb) link with a non-link-local address that carries
+//! `DNS=<server>`, `Domains=~<zone>`, no default route, LLMNR and mDNS off. Without the address the
+//! link gets no DNS scope and the zone's names fall through to the default upstream.
+
+use super::files::wrap;
+use super::plan::{Params, Render, Step, UNIT_NAME, Variant};
+
+pub const NAME: &str = "resolved-link";
+
+pub fn netdev_path(p: &Params) -> String {
+    format!("/etc/systemd/network/50-{}.netdev", p.link)
+}
+pub fn network_path(p: &Params) -> String {
+    format!("/etc/systemd/network/50-{}.network", p.link)
+}
+pub const UNIT_PATH: &str = "/etc/systemd/system/pigsty-dns-route.service";
+
+pub fn render(p: &Params) -> Render {
+    match p.variant {
+        Variant::Networkd => networkd(p),
+        Variant::Runtime => runtime(p),
+    }
+}
+
+fn networkd(p: &Params) -> Render {
+    let l = p.link.as_str();
+    let netdev = format!(
+        "[NetDev]\nName={l}\nKind={}\nDescription=pigsty-dns route for {}\n",
+        p.kind.as_str(),
+        p.zone
+    );
+    let network = format!(
+        "[Match]\nName={l}\n\n[Link]\nRequiredForOnline=no\n\n[Network]\nAddress={}\nDNS={}\nDomains=~{}\n\
+         DNSDefaultRoute=no\nLinkLocalAddressing=no\nIPv6AcceptRA=no\nLLMNR=no\nMulticastDNS=no\nConfigureWithoutCarrier=yes\n",
+        p.cidr(),
+        p.server,
+        p.zone
+    );
+    let reload = Step::new(
+        &["networkctl", "reload"],
+        "networkd reads the new .netdev/.network and creates the link",
+    );
+    Render {
+        files: vec![
+            (netdev_path(p), wrap(NAME, Some(l), &netdev)),
+            (network_path(p), wrap(NAME, Some(l), &network)),
+        ],
+        apply: vec![reload.clone()],
+        // networkd reads /etc/systemd/network at boot by itself: nothing to enable.
+        enable: vec![],
+        pre_undo: vec![],
+        undo: vec![
+            reload,
+            // networkd does not delete a netdev whose file went away.
+            Step::tolerant(
+                &["ip", "link", "del", l],
+                "remove the link (its DNS settings go with it)",
+            ),
+        ],
+        warnings: vec![],
+    }
+}
+
+/// The commands that make the route live, as argv words. The unit runs the same with absolute paths.
+fn live_commands(p: &Params, ip: &str, rctl: &str) -> Vec<(Vec<String>, bool, &'static str)> {
+    let l = p.link.clone();
+    let s = |v: &[&str]| v.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    let domain = format!("~{}", p.zone);
+    let server = p.server.to_string();
+    let cidr = p.cidr();
+    vec![
+        (
+            s(&[ip, "link", "add", &l, "type", p.kind.as_str()]),
+            true,
+            "create the link (may exist already)",
+        ),
+        (
+            s(&[ip, "link", "set", &l, "addrgenmode", "none"]),
+            true,
+            "no automatic fe80:: address",
+        ),
+        (
+            s(&[ip, "addr", "add", &cidr, "dev", &l]),
+            true,
+            "a non-link-local address: without it the link gets no DNS scope",
+        ),
+        (
+            s(&[ip, "link", "set", &l, "up"]),
+            false,
+            "bring the link up",
+        ),
+        (
+            s(&[rctl, "dns", &l, &server]),
+            false,
+            "the daemon is the link's only DNS server",
+        ),
+        (
+            s(&[rctl, "domain", &l, &domain]),
+            false,
+            "route only the zone to it",
+        ),
+        (
+            s(&[rctl, "default-route", &l, "no"]),
+            false,
+            "never a default route for other names",
+        ),
+        (s(&[rctl, "llmnr", &l, "no"]), false, "no LLMNR on the link"),
+        (s(&[rctl, "mdns", &l, "no"]), false, "no mDNS on the link"),
+    ]
+}
+
+fn runtime(p: &Params) -> Render {
+    let l = p.link.as_str();
+    let mut unit = format!(
+        "[Unit]\nDescription=pigsty-dns route: {} to {} through link {l}\nAfter=systemd-resolved.service\n\
+         # Restarted with resolved, so the link's DNS settings come back after a resolved restart.\n\
+         PartOf=systemd-resolved.service\n\n[Service]\nType=oneshot\nRemainAfterExit=yes\n",
+        p.zone, p.server
+    );
+    // Only fixed, root-owned system programs; never the pigsty-dns binary or a user path.
+    for (words, may_fail, _) in live_commands(p, &p.ip, &p.resolvectl) {
+        unit.push_str(&format!(
+            "ExecStart={}{}\n",
+            if may_fail { "-" } else { "" },
+            words.join(" ")
+        ));
+    }
+    unit.push_str(&format!(
+        "ExecStop=-{} link del {l}\n\n[Install]\nWantedBy=systemd-resolved.service\n",
+        p.ip
+    ));
+    let apply = live_commands(p, "ip", "resolvectl")
+        .into_iter()
+        .map(|(argv, may_fail, why)| Step {
+            argv,
+            why: why.into(),
+            may_fail,
+        })
+        .collect();
+    let mut warnings = vec![];
+    let mut apply: Vec<Step> = apply;
+    if p.nm_running {
+        apply.insert(
+            1,
+            Step::tolerant(
+                &["nmcli", "device", "set", l, "managed", "no"],
+                "keep NetworkManager off the link",
+            ),
+        );
+        warnings.push(
+            "NetworkManager runs: the link is marked unmanaged so NM does not reconfigure it"
+                .into(),
+        );
+    }
+    let booted = p.systemd_booted;
+    Render {
+        files: vec![(UNIT_PATH.to_string(), wrap(NAME, Some(l), &unit))],
+        apply,
+        enable: vec![
+            Step::new(
+                &["systemctl", "daemon-reload"],
+                "systemd reads the new unit",
+            ),
+            Step::new(
+                &["systemctl", "enable", UNIT_NAME],
+                "re-create the route at boot and after resolved starts",
+            ),
+        ],
+        pre_undo: if booted {
+            vec![Step::tolerant(
+                &["systemctl", "disable", UNIT_NAME],
+                "no longer at boot",
+            )]
+        } else {
+            vec![]
+        },
+        undo: {
+            let mut v = vec![];
+            if booted {
+                v.push(Step::tolerant(
+                    &["systemctl", "daemon-reload"],
+                    "systemd forgets the unit",
+                ));
+            }
+            v.push(Step::tolerant(
+                &["ip", "link", "del", l],
+                "remove the link; resolved drops its DNS settings with it",
+            ));
+            v
+        },
+        warnings,
+    }
+}

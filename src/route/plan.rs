@@ -1,0 +1,544 @@
+//! Choosing an adapter from the detected facts, and the plan: every file with its full content and
+//! sha256, every command, and what exists already. Building a plan writes nothing.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::detect::{Driver, Facts, Os};
+use super::files::{self, Existing};
+use super::runner::{Runner, argv};
+use super::{delegate, global, link, macos, nm};
+use crate::error::{AppError, Class};
+use crate::generation::sha256_of;
+use crate::name::Zone;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum AdapterName {
+    MacosResolver,
+    ResolvedDelegate,
+    ResolvedLink,
+    NmDnsmasq,
+    ResolvedGlobal,
+}
+
+impl AdapterName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdapterName::MacosResolver => "macos-resolver",
+            AdapterName::ResolvedDelegate => "resolved-delegate",
+            AdapterName::ResolvedLink => "resolved-link",
+            AdapterName::NmDnsmasq => "nm-dnsmasq",
+            AdapterName::ResolvedGlobal => "resolved-global",
+        }
+    }
+    pub fn parse(s: &str) -> Option<AdapterName> {
+        [
+            AdapterName::MacosResolver,
+            AdapterName::ResolvedDelegate,
+            AdapterName::ResolvedLink,
+            AdapterName::NmDnsmasq,
+            AdapterName::ResolvedGlobal,
+        ]
+        .into_iter()
+        .find(|a| a.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// `.netdev` + `.network` files read by systemd-networkd.
+    Networkd,
+    /// `ip` + `resolvectl` now, and a oneshot unit that does the same at boot.
+    Runtime,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkKind {
+    Dummy,
+    Ifb,
+}
+
+impl LinkKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkKind::Dummy => "dummy",
+            LinkKind::Ifb => "ifb",
+        }
+    }
+}
+
+pub const DEFAULT_LINK: &str = "pigsty-dns0";
+pub const DEFAULT_LINK_ADDRESS: &str = "198.18.53.53/32";
+pub const UNIT_NAME: &str = "pigsty-dns-route.service";
+
+/// Everything an adapter renders from.
+#[derive(Debug, Clone, Serialize)]
+pub struct Params {
+    pub zone: String,
+    pub server: SocketAddr,
+    pub link: String,
+    pub address: Ipv4Addr,
+    pub prefix: u8,
+    pub kind: LinkKind,
+    pub variant: Variant,
+    pub ip: String,
+    pub resolvectl: String,
+    pub systemd_booted: bool,
+    pub nm_running: bool,
+}
+
+impl Params {
+    pub fn cidr(&self) -> String {
+        format!("{}/{}", self.address, self.prefix)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Step {
+    pub argv: Vec<String>,
+    pub why: String,
+    /// Failure is expected sometimes (the link already exists) and does not stop the run.
+    pub may_fail: bool,
+}
+
+impl Step {
+    pub fn new(words: &[&str], why: &str) -> Step {
+        Step {
+            argv: argv(words),
+            why: why.into(),
+            may_fail: false,
+        }
+    }
+    pub fn tolerant(words: &[&str], why: &str) -> Step {
+        Step {
+            may_fail: true,
+            ..Step::new(words, why)
+        }
+    }
+}
+
+/// An adapter's output for one set of parameters.
+#[derive(Debug, Clone, Default)]
+pub struct Render {
+    /// (absolute path, full content including the ownership marker)
+    pub files: Vec<(String, String)>,
+    /// Makes the route live now (after the files are written).
+    pub apply: Vec<Step>,
+    /// Makes it come back at boot (systemctl), separate from `apply` so a host without systemd
+    /// as PID 1 can apply now.
+    pub enable: Vec<Step>,
+    /// Run by uninstall before the files go, and after.
+    pub pre_undo: Vec<Step>,
+    pub undo: Vec<Step>,
+    pub warnings: Vec<String>,
+}
+
+pub fn render(adapter: AdapterName, p: &Params) -> Render {
+    match adapter {
+        AdapterName::MacosResolver => macos::render(p),
+        AdapterName::ResolvedDelegate => delegate::render(p),
+        AdapterName::ResolvedLink => link::render(p),
+        AdapterName::NmDnsmasq => nm::render(p),
+        AdapterName::ResolvedGlobal => global::render(p),
+    }
+}
+
+/// Caches to flush after a change, per adapter.
+pub fn flush_steps(adapter: AdapterName) -> Vec<Step> {
+    match adapter {
+        AdapterName::MacosResolver => vec![
+            Step::new(
+                &["dscacheutil", "-flushcache"],
+                "flush the directory-services cache",
+            ),
+            Step::tolerant(
+                &["killall", "-HUP", "mDNSResponder"],
+                "make mDNSResponder drop cached answers",
+            ),
+        ],
+        AdapterName::NmDnsmasq => vec![],
+        _ => vec![Step::new(
+            &["resolvectl", "flush-caches"],
+            "drop answers resolved cached before the route existed",
+        )],
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedFile {
+    pub path: String,
+    pub sha256: String,
+    pub content: String,
+    pub existing: Existing,
+    pub existing_sha256: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub adapter: AdapterName,
+    pub reason: String,
+    pub zone: String,
+    pub server: SocketAddr,
+    pub variant: Option<Variant>,
+    pub link: Option<String>,
+    pub link_address: Option<String>,
+    pub link_kind: Option<LinkKind>,
+    pub root: String,
+    pub journal: String,
+    pub files: Vec<PlannedFile>,
+    pub apply: Vec<Step>,
+    pub enable: Vec<Step>,
+    pub flush: Vec<Step>,
+    pub warnings: Vec<String>,
+    pub notes: Vec<String>,
+    #[serde(skip)]
+    pub render: Render,
+    #[serde(skip)]
+    pub params: Params,
+}
+
+/// What the user asked for.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub zone: Zone,
+    pub server: SocketAddr,
+    pub adapter: Option<AdapterName>,
+    pub variant: Option<Variant>,
+    pub link: String,
+    pub link_address: String,
+    pub link_kind: Option<LinkKind>,
+}
+
+fn unsupported(why: &str) -> AppError {
+    AppError::new(
+        Class::Capability,
+        format!("unsupported: {why}"),
+        "route the zone by hand: a dnsmasq or unbound forward zone `pigsty.test` -> the daemon's address, \
+         or run dig @127.0.0.1 -p PORT directly; or pick one with --adapter (see pigsty-dns route install --help)",
+    )
+}
+
+/// The adapter detection picks, and why.
+pub fn choose(f: &Facts) -> Result<(AdapterName, String), AppError> {
+    match f.os {
+        Os::Macos => {
+            return Ok((
+                AdapterName::MacosResolver,
+                "macOS: /etc/resolver/<zone> is read by configd and mDNSResponder".into(),
+            ));
+        }
+        Os::Other => {
+            return Err(unsupported(
+                "this operating system has no known per-domain resolver route",
+            ));
+        }
+        Os::Linux => {}
+    }
+    if f.nm_dns_mode.as_deref() == Some("dnsmasq") {
+        return Ok((
+            AdapterName::NmDnsmasq,
+            "NetworkManager runs its own dnsmasq (dns=dnsmasq), which reads /etc/NetworkManager/dnsmasq.d".into(),
+        ));
+    }
+    if !f.resolved_running {
+        return Err(unsupported(
+            "systemd-resolved is not running here (resolvectl status failed) and NetworkManager is not in dns=dnsmasq mode; \
+             a plain /etc/resolv.conf has no per-domain routing",
+        ));
+    }
+    let Some(v) = &f.systemd else {
+        return Err(unsupported(
+            "resolved runs but `resolvectl --version` gave no systemd version",
+        ));
+    };
+    if v.major >= 258 {
+        return Ok((
+            AdapterName::ResolvedDelegate,
+            format!(
+                "{}: DNS delegates (systemd >= 258) route the zone without a link",
+                v.raw
+            ),
+        ));
+    }
+    if v.major >= 253 {
+        return Ok((
+            AdapterName::ResolvedLink,
+            format!(
+                "{}: per-link loopback DNS works from 253 on; delegates need 258",
+                v.raw
+            ),
+        ));
+    }
+    if v.major == 252 {
+        return match v.point {
+            Some(p) if p >= 3 => Ok((
+                AdapterName::ResolvedLink,
+                format!(
+                    "{}: 252.{p} carries the per-link loopback fix (252.3)",
+                    v.raw
+                ),
+            )),
+            Some(p) => Err(unsupported(&format!(
+                "{}: systemd 252.{p} sends per-link 127.0.0.1 out of the link (fixed in 252.3, systemd#25438)",
+                v.raw
+            ))),
+            None => Ok((
+                AdapterName::ResolvedLink,
+                format!(
+                    "{}: the version string does not tell whether the 252.3 fix is in; deciding by applying and verifying",
+                    v.raw
+                ),
+            )),
+        };
+    }
+    Err(unsupported(&format!(
+        "{}: systemd <= 252.2 sends per-link loopback DNS out of the link (systemd#25397), and a global DNS= takes over all DNS",
+        v.raw
+    )))
+}
+
+fn parse_cidr(s: &str) -> Result<(Ipv4Addr, u8), AppError> {
+    let bad = || {
+        AppError::new(
+            Class::Usage,
+            format!(
+                "--link-address {s:?} is not an IPv4 address with a prefix (like {DEFAULT_LINK_ADDRESS})"
+            ),
+            format!("give an unused, non-link-local IPv4 /32, e.g. {DEFAULT_LINK_ADDRESS}"),
+        )
+    };
+    let (a, p) = s.split_once('/').unwrap_or((s, "32"));
+    let addr: Ipv4Addr = a.parse().map_err(|_| bad())?;
+    let prefix: u8 = p.parse().map_err(|_| bad())?;
+    if prefix > 32 {
+        return Err(bad());
+    }
+    if addr.is_link_local() || addr.is_loopback() || addr.is_unspecified() || addr.is_multicast() {
+        return Err(AppError::new(
+            Class::Usage,
+            format!(
+                "--link-address {s}: a link-local, loopback or multicast address gives the link no DNS scope, so names would leak"
+            ),
+            format!("give a non-link-local address, e.g. {DEFAULT_LINK_ADDRESS}"),
+        ));
+    }
+    Ok((addr, prefix))
+}
+
+fn check_server(server: SocketAddr) -> Result<(), AppError> {
+    let ip = server.ip();
+    let stub = ["127.0.0.53", "127.0.0.54"]
+        .iter()
+        .any(|s| ip.to_string() == *s);
+    if !ip.is_loopback() || stub || [0u16, 53, 5355].contains(&server.port()) {
+        return Err(AppError::new(
+            Class::Usage,
+            format!(
+                "--server {server}: the route's server must be a loopback address (not resolved's 127.0.0.53/54) on a high port other than 5355"
+            ),
+            "give the address `pigsty-dns serve --listen` uses, e.g. --server 127.0.0.1:5354",
+        ));
+    }
+    Ok(())
+}
+
+fn valid_link_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 15
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Builds the plan (read-only: reads files under `root`, runs `ip -o addr show` for the address check).
+pub fn build(
+    f: &Facts,
+    req: &Request,
+    root: &Path,
+    journal_path: &Path,
+    runner: &mut dyn Runner,
+) -> Result<Plan, AppError> {
+    check_server(req.server)?;
+    let (adapter, reason) = match req.adapter {
+        Some(a) => (a, "chosen with --adapter".to_string()),
+        None => choose(f)?,
+    };
+    let mut warnings = Vec::new();
+    if adapter == AdapterName::ResolvedGlobal {
+        warnings.push(
+            "resolved-global: a global resolved.conf DNS= is always a default route: every other name is ALSO sent to the daemon, \
+             it takes over all DNS when no link has servers, and fails offline. Prefer resolved-delegate or resolved-link."
+                .into(),
+        );
+    }
+    if req.server.port() == 5353 {
+        warnings.push(
+            "port 5353 is the mDNS port (Avahi, resolved's mDNS, mDNSResponder); prefer 5354"
+                .into(),
+        );
+    }
+    if !valid_link_name(&req.link) {
+        return Err(AppError::new(
+            Class::Usage,
+            format!(
+                "--link {:?}: a link name is 1-15 letters, digits, '-' or '_'",
+                req.link
+            ),
+            format!("use the default, {DEFAULT_LINK}"),
+        ));
+    }
+    let (address, prefix) = parse_cidr(&req.link_address)?;
+    let variant = req.variant.unwrap_or(if f.networkd_running {
+        Variant::Networkd
+    } else {
+        Variant::Runtime
+    });
+    let mut notes = f.notes.clone();
+    let kind = match req.link_kind {
+        Some(k) => k,
+        None => match (f.dummy, f.ifb) {
+            (Driver::Missing, Driver::Missing) if adapter == AdapterName::ResolvedLink => {
+                return Err(unsupported(
+                    "the kernel has neither the dummy nor the ifb link driver, so there is no link to carry the route",
+                ));
+            }
+            (Driver::Missing, _) => {
+                notes.push("the kernel has no dummy driver: using an ifb link instead (behaves the same for resolved)".into());
+                LinkKind::Ifb
+            }
+            _ => LinkKind::Dummy,
+        },
+    };
+    let params = Params {
+        zone: req.zone.as_str().to_string(),
+        server: req.server,
+        link: req.link.clone(),
+        address,
+        prefix,
+        kind,
+        variant,
+        ip: f.ip_path.clone(),
+        resolvectl: f.resolvectl_path.clone(),
+        systemd_booted: f.systemd_booted,
+        nm_running: f.nm_dns_mode.is_some(),
+    };
+    if adapter == AdapterName::ResolvedLink {
+        // An address already on another link would be shared with something else; refuse.
+        let out = runner.run(&argv(&["ip", "-o", "-4", "addr", "show"]));
+        let needle = format!("inet {address}/");
+        for line in out.stdout.lines().filter(|l| l.contains(&needle)) {
+            let on = line.split_whitespace().nth(1).unwrap_or("");
+            if on.trim_end_matches(':') != req.link {
+                return Err(AppError::new(
+                    Class::Conflict,
+                    format!("--link-address {address} is already in use on link {on}"),
+                    "pick another unused address with --link-address (e.g. 198.18.53.54/32)",
+                ));
+            }
+        }
+    }
+    let render = render(adapter, &params);
+    let mut planned = Vec::new();
+    for (path, content) in &render.files {
+        let on_disk = files::under(root, path);
+        let (existing, bytes) = files::existing(&on_disk, content)
+            .map_err(|e| AppError::new(Class::Runtime, e, "check the path's permissions"))?;
+        planned.push(PlannedFile {
+            path: on_disk.display().to_string(),
+            sha256: sha256_of(content.as_bytes()),
+            content: content.clone(),
+            existing,
+            existing_sha256: bytes.map(|b| sha256_of(&b)),
+        });
+    }
+    warnings.extend(render.warnings.iter().cloned());
+    if !render.enable.is_empty() && !f.systemd_booted {
+        notes.push(
+            "systemd is not PID 1 here: the boot-time unit is written but not enabled (apply only)"
+                .into(),
+        );
+    }
+    let is_link = adapter == AdapterName::ResolvedLink;
+    Ok(Plan {
+        adapter,
+        reason,
+        zone: params.zone.clone(),
+        server: req.server,
+        variant: is_link.then_some(variant),
+        link: is_link.then(|| params.link.clone()),
+        link_address: is_link.then(|| params.cidr()),
+        link_kind: is_link.then_some(kind),
+        root: root.display().to_string(),
+        journal: journal_path.display().to_string(),
+        files: planned,
+        apply: render.apply.clone(),
+        enable: if f.systemd_booted {
+            render.enable.clone()
+        } else {
+            vec![]
+        },
+        flush: flush_steps(adapter),
+        warnings,
+        notes,
+        render,
+        params,
+    })
+}
+
+/// The plan as text: every file in full with its sha256, every command.
+pub fn text(p: &Plan) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "route plan: adapter {} ({})\n",
+        p.adapter.as_str(),
+        p.reason
+    ));
+    s.push_str(&format!("  zone {} -> server {}\n", p.zone, p.server));
+    if let (Some(l), Some(a), Some(k), Some(v)) = (&p.link, &p.link_address, p.link_kind, p.variant)
+    {
+        s.push_str(&format!(
+            "  link {l} ({}) address {a}, variant {v:?}\n",
+            k.as_str()
+        ));
+    }
+    s.push_str(&format!("  root {}  journal {}\n", p.root, p.journal));
+    for w in &p.warnings {
+        s.push_str(&format!("WARNING: {w}\n"));
+    }
+    for n in &p.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    for f in &p.files {
+        s.push_str(&format!(
+            "file {} (sha256 {}) — now: {:?}{}\n",
+            f.path,
+            f.sha256,
+            f.existing,
+            f.existing_sha256
+                .as_deref()
+                .map(|h| format!(", sha256 {h}"))
+                .unwrap_or_default()
+        ));
+        for line in f.content.lines() {
+            s.push_str(&format!("  | {line}\n"));
+        }
+    }
+    for (title, steps) in [
+        ("apply now", &p.apply),
+        ("enable at boot", &p.enable),
+        ("flush caches", &p.flush),
+    ] {
+        for st in steps.iter() {
+            s.push_str(&format!(
+                "run ({title}): {}    # {}\n",
+                st.argv.join(" "),
+                st.why
+            ));
+        }
+    }
+    s
+}

@@ -1,0 +1,397 @@
+//! Verification through the native path: the scope resolved reports, lookups through resolved and
+//! NSS, and the daemon's REFUSED counter (an unrelated name must never reach it).
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::Ctx;
+use super::delegate::DELEGATE_ID;
+use super::plan::{AdapterName, Params};
+use super::runner::argv;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub check: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+fn check(name: &str, ok: bool, detail: impl Into<String>) -> Check {
+    Check {
+        check: name.into(),
+        ok,
+        detail: detail.into(),
+    }
+}
+
+/// Polls `f` until it returns Ok or `wait` runs out (at least one try).
+fn poll<T>(wait: Duration, mut f: impl FnMut() -> Result<T, String>) -> Result<T, String> {
+    let end = Instant::now() + wait;
+    loop {
+        match f() {
+            Ok(v) => return Ok(v),
+            Err(e) if Instant::now() >= end => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+/// Does resolved show the route's scope? Ok(detail) or Err(why not).
+pub fn scope(
+    ctx: &mut Ctx<'_>,
+    adapter: AdapterName,
+    p: &Params,
+    wait: Duration,
+) -> Result<String, String> {
+    let server = p.server.to_string();
+    let domain = format!("~{}", p.zone);
+    match adapter {
+        AdapterName::ResolvedLink => poll(wait, || {
+            let out = ctx
+                .runner
+                .run(&argv(&["resolvectl", "--no-pager", "status", &p.link]));
+            if !out.ok() {
+                return Err(format!("resolvectl status {}: {}", p.link, out.summary()));
+            }
+            let t = &out.stdout;
+            if t.contains("Current Scopes: none") || !t.contains("Current Scopes: DNS") {
+                return Err(format!(
+                    "link {} has no DNS scope (Current Scopes: none): zone names would leak to the default upstream; \
+                     the link needs its non-link-local address and must be up",
+                    p.link
+                ));
+            }
+            if !t.contains("-DefaultRoute") {
+                return Err(format!(
+                    "link {} is a DNS default route: other names would reach the daemon",
+                    p.link
+                ));
+            }
+            if !t.contains(&server) || !t.contains(&domain) {
+                return Err(format!(
+                    "link {} does not carry DNS {server} and domain {domain}",
+                    p.link
+                ));
+            }
+            Ok(format!(
+                "link {}: Current Scopes: DNS, -DefaultRoute, {server}, {domain}",
+                p.link
+            ))
+        }),
+        AdapterName::ResolvedDelegate => poll(wait, || {
+            let out = ctx
+                .runner
+                .run(&argv(&["resolvectl", "--no-pager", "status"]));
+            let header = format!("Delegate {DELEGATE_ID}");
+            match out.stdout.split(&header).nth(1) {
+                Some(rest) if rest.contains(&server) => {
+                    Ok(format!("resolvectl status lists {header} with {server}"))
+                }
+                Some(_) => Err(format!("{header} does not list {server}")),
+                None => Err(format!(
+                    "resolvectl status lists no {header}: resolved has not read the delegate file"
+                )),
+            }
+        }),
+        AdapterName::MacosResolver => poll(wait, || {
+            let out = ctx.runner.run(&argv(&["scutil", "--dns"]));
+            let has_domain = out.stdout.lines().any(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                w.len() == 3 && w[0] == "domain" && w[1] == ":" && w[2] == p.zone
+            });
+            let has_port = out.stdout.lines().any(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                w.len() == 3 && w[0] == "port" && w[2] == p.server.port().to_string()
+            });
+            if has_domain && has_port {
+                Ok(format!(
+                    "scutil --dns lists a resolver for {} on port {}",
+                    p.zone,
+                    p.server.port()
+                ))
+            } else {
+                Err(format!(
+                    "scutil --dns lists no resolver for {} on port {}",
+                    p.zone,
+                    p.server.port()
+                ))
+            }
+        }),
+        AdapterName::ResolvedGlobal => {
+            let out = ctx
+                .runner
+                .run(&argv(&["resolvectl", "--no-pager", "status"]));
+            if out.stdout.contains(&server) {
+                Ok(format!("resolvectl status lists {server}"))
+            } else {
+                Err(format!("resolvectl status does not list {server}"))
+            }
+        }
+        AdapterName::NmDnsmasq => {
+            Ok("NetworkManager's dnsmasq has no scope to show; judged by the lookup".into())
+        }
+    }
+}
+
+fn uses_resolved(a: AdapterName) -> bool {
+    matches!(
+        a,
+        AdapterName::ResolvedLink | AdapterName::ResolvedDelegate | AdapterName::ResolvedGlobal
+    )
+}
+
+/// The zone's SOA through resolved must carry the serial the daemon answers directly.
+fn soa_through_resolved(ctx: &mut Ctx<'_>, zone: &str, serial: u32, wait: Duration) -> Check {
+    let r = poll(wait, || {
+        let out = ctx.runner.run(&argv(&[
+            "resolvectl",
+            "--cache=no",
+            "query",
+            "-t",
+            "SOA",
+            zone,
+        ]));
+        let serial_s = serial.to_string();
+        if out.ok()
+            && out.stdout.contains("SOA")
+            && out.stdout.split_whitespace().any(|w| w == serial_s)
+        {
+            Ok(format!("resolvectl query -t SOA {zone}: serial {serial}"))
+        } else {
+            Err(format!("resolvectl query -t SOA {zone}: {}", out.summary()))
+        }
+    });
+    match r {
+        Ok(d) => check("lookup through resolved", true, d),
+        Err(e) => check("lookup through resolved", false, e),
+    }
+}
+
+fn first_word_after_colon(out: &str) -> Option<String> {
+    // "meta.pigsty.test: 10.10.10.10                   -- link: pigsty-dns0"
+    let line = out.lines().next()?;
+    let (_, rest) = line.split_once(": ")?;
+    rest.split_whitespace().next().map(str::to_string)
+}
+
+/// Lookups of a served name through the native path, compared with the daemon's own answer.
+fn name_checks(
+    ctx: &mut Ctx<'_>,
+    adapter: AdapterName,
+    p: &Params,
+    name: &str,
+    wait: Duration,
+) -> Vec<Check> {
+    let mut v = Vec::new();
+    let want: Ipv4Addr = match (ctx.lookup_a)(p.server, name) {
+        Ok(Some(a)) => a,
+        Ok(None) => {
+            v.push(check(
+                "served name",
+                false,
+                format!("the daemon has no A record for {name}"),
+            ));
+            return v;
+        }
+        Err(e) => {
+            v.push(check("served name", false, e));
+            return v;
+        }
+    };
+    let want_s = want.to_string();
+    if uses_resolved(adapter) {
+        let r = poll(wait, || {
+            let out = ctx
+                .runner
+                .run(&argv(&["resolvectl", "--cache=no", "query", "-4", name]));
+            match first_word_after_colon(&out.stdout) {
+                Some(a) if out.ok() && a == want_s => Ok(format!("resolvectl query {name}: {a}")),
+                _ => Err(format!(
+                    "resolvectl query {name}: {} (want {want})",
+                    out.summary()
+                )),
+            }
+        });
+        v.push(match r {
+            Ok(d) => check("resolvectl query", true, d),
+            Err(e) => check("resolvectl query", false, e),
+        });
+    }
+    if adapter == AdapterName::MacosResolver {
+        let out = ctx
+            .runner
+            .run(&argv(&["dscacheutil", "-q", "host", "-a", "name", name]));
+        let ok = out
+            .stdout
+            .lines()
+            .any(|l| l.trim() == format!("ip_address: {want}"));
+        v.push(check(
+            "dscacheutil",
+            ok,
+            format!("dscacheutil -q host -a name {name}: want {want}"),
+        ));
+    } else {
+        let r = poll(wait, || {
+            let out = ctx.runner.run(&argv(&["getent", "ahostsv4", name]));
+            match out.stdout.split_whitespace().next() {
+                Some(a) if out.ok() && a == want_s => Ok(format!("getent ahostsv4 {name}: {a}")),
+                _ => Err(format!(
+                    "getent ahostsv4 {name}: {} (want {want})",
+                    out.summary()
+                )),
+            }
+        });
+        v.push(match r {
+            Ok(d) => check("getent ahostsv4", true, d),
+            Err(e) => check("getent ahostsv4", false, e),
+        });
+    }
+    v
+}
+
+/// `counters.refused` from the server's status file.
+pub fn refused_count(status_file: &Path) -> Result<u64, String> {
+    let bytes = std::fs::read(status_file)
+        .map_err(|e| format!("cannot read {}: {e}", status_file.display()))?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{} is not JSON: {e}", status_file.display()))?;
+    v["counters"]["refused"]
+        .as_u64()
+        .ok_or_else(|| format!("{} has no counters.refused", status_file.display()))
+}
+
+fn random_label() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("pigsty-dns-route-check-{:x}{:x}", t, std::process::id())
+}
+
+/// The status file's `updated` stamp (the server rewrites it every couple of seconds).
+fn status_stamp(status_file: &Path) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(status_file).ok()?).ok()?;
+    v["updated"].as_str().map(str::to_string)
+}
+
+/// REFUSED as of a status write that happened after this call: waits (up to `wait`) for the server
+/// to rewrite the file, so the count includes every query answered before the call.
+fn fresh_refused_count(status_file: &Path, wait: Duration) -> Result<u64, String> {
+    let first = status_stamp(status_file);
+    let deadline = std::time::Instant::now() + wait;
+    while std::time::Instant::now() < deadline && status_stamp(status_file) == first {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    refused_count(status_file)
+}
+
+/// A random name outside the zone, looked up through the native path, must leave REFUSED alone.
+fn refused_unchanged(ctx: &mut Ctx<'_>, adapter: AdapterName, status_file: &Path) -> Check {
+    let before = match fresh_refused_count(status_file, ctx.status_wait) {
+        Ok(n) => n,
+        Err(e) => return check("unrelated name stays away", false, e),
+    };
+    let name = format!("{}.example", random_label());
+    if uses_resolved(adapter) {
+        ctx.runner
+            .run(&argv(&["resolvectl", "--cache=no", "query", &name]));
+    } else {
+        ctx.runner.run(&argv(&["getent", "ahostsv4", &name]));
+    }
+    // The server writes its status file on its own schedule: wait for a write after the lookup.
+    match fresh_refused_count(status_file, ctx.status_wait) {
+        Ok(after) if after == before => check(
+            "unrelated name stays away",
+            true,
+            format!("{name}: the daemon's REFUSED counter stayed at {before}"),
+        ),
+        Ok(after) => check(
+            "unrelated name stays away",
+            false,
+            format!("{name} reached the daemon: REFUSED went {before} -> {after}"),
+        ),
+        Err(e) => check("unrelated name stays away", false, e),
+    }
+}
+
+/// Every check after apply. `serial` is what the preflight saw.
+pub fn after_apply(ctx: &mut Ctx<'_>, adapter: AdapterName, p: &Params, serial: u32) -> Vec<Check> {
+    let wait = ctx.settle;
+    let mut v = vec![match scope(ctx, adapter, p, wait) {
+        Ok(d) => check("scope", true, d),
+        Err(e) => check("scope", false, e),
+    }];
+    if !v[0].ok {
+        return v;
+    }
+    if uses_resolved(adapter) {
+        v.push(soa_through_resolved(ctx, &p.zone, serial, wait));
+    }
+    if let Some(name) = ctx.check_name.clone() {
+        v.extend(name_checks(ctx, adapter, p, &name, wait));
+    }
+    if let Some(sf) = ctx.status_file.clone() {
+        v.push(refused_unchanged(ctx, adapter, &sf));
+    }
+    v
+}
+
+/// After uninstall: the scope must be gone.
+pub fn gone(ctx: &mut Ctx<'_>, adapter: AdapterName, p: &Params) -> Check {
+    if adapter == AdapterName::NmDnsmasq {
+        return check(
+            "route gone",
+            true,
+            "the dnsmasq.d file is gone and NetworkManager's dnsmasq reloaded",
+        );
+    }
+    let wait = ctx.settle;
+    let r = poll(wait, || match scope(ctx, adapter, p, Duration::ZERO) {
+        Ok(d) => Err(format!("still present: {d}")),
+        Err(_) => Ok(()),
+    });
+    match r {
+        Ok(()) => check(
+            "route gone",
+            true,
+            format!("{} no longer shows the route", adapter.as_str()),
+        ),
+        Err(e) => check("route gone", false, e),
+    }
+}
+
+/// A direct A lookup at the daemon (UDP), for comparing with the native path.
+pub async fn direct_a(
+    addr: SocketAddr,
+    name: &str,
+    timeout: Duration,
+) -> Result<Option<Ipv4Addr>, String> {
+    use hickory_server::net::client::{Client, ClientHandle};
+    use hickory_server::net::runtime::TokioRuntimeProvider;
+    use hickory_server::net::udp::UdpClientStream;
+    use hickory_server::proto::rr::{DNSClass, Name, RData, RecordType};
+    use std::str::FromStr;
+    let qname = Name::from_str(&format!("{}.", name.trim_end_matches('.')))
+        .map_err(|e| format!("bad name {name:?}: {e}"))?;
+    let work = async {
+        let stream = UdpClientStream::builder(addr, TokioRuntimeProvider::new())
+            .with_timeout(Some(timeout))
+            .build();
+        let (mut client, bg) = Client::<TokioRuntimeProvider>::from_sender(stream);
+        let bg = tokio::spawn(bg);
+        let r = client.query(qname, DNSClass::IN, RecordType::A).await;
+        bg.abort();
+        let resp = r.map_err(|e| format!("no answer from {addr} for {name}: {e}"))?;
+        Ok(resp.answers.iter().find_map(|r| match &r.data {
+            RData::A(a) => Some(a.0),
+            _ => None,
+        }))
+    };
+    match tokio::time::timeout(timeout + Duration::from_millis(500), work).await {
+        Ok(r) => r,
+        Err(_) => Err(format!("no answer from {addr} for {name}")),
+    }
+}

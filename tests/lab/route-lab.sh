@@ -1,0 +1,323 @@
+#!/bin/bash
+# route-lab.sh - end-to-end test of `pigsty-dns route install|uninstall` (adapter resolved-link, networkd
+# and runtime variants) against a REAL systemd-resolved + systemd-networkd (Debian 12, v252, from Debian's
+# .debs) inside a throw-away network + mount + pid namespace. Adapted from the project's reference lab
+# (shared/lab/resolved-lab.sh). Touches nothing on the host: /etc/systemd inside the namespace is a bind
+# mount of the route's --root etc/systemd, /run is a tmpfs, the journal lives under --root.
+#
+# Usage (as root): route-lab.sh [networkd|runtime]...   (default: both); PASS/FAIL lines, then
+#   "N passed, N failed"; exit 0 iff nothing failed.
+# Environment: PIGSTY_DNS_BIN (the pigsty-dns binary, required), PIGSTY_DNS_SERVE_BIN (what runs
+#   `serve --listen 127.0.0.1:5354 --records FILE --state-dir DIR`; default PIGSTY_DNS_BIN),
+#   PIGSTY_DNS_RECORDS (zones/pigsty.test.yml), LAB, LAB_TIMEOUT (default 240), SYSTEMD_VERSION.
+# Addresses: loopback, 198.18.53.53/32 on the route's link and TEST-NET-2 198.51.100.254/32 on an uplink
+# stand-in, all inside the private netns (no route anywhere). The daemon listens on 127.0.0.1:5354; the
+# "default upstream" stand-in (dnsmasq, logs every query) on 127.0.0.2:53.
+set -uo pipefail
+
+LAB=${LAB:-${TMPDIR:-/tmp}/pigsty-dns-route-lab}
+ROOT=$LAB/root            # extracted .debs
+DEBS=$LAB/debs
+ST=$LAB/state             # per-run state (configs, logs); recreated on every run
+SELF=$(readlink -f "$0")
+PKGS=(systemd-resolved libsystemd-shared systemd libnss-resolve)
+
+die() { echo "route-lab: $*" >&2; exit 2; }
+
+# ---------------------------------------------------------------- outside the namespace
+fetch_systemd() {
+	if [ -x "$ROOT/lib/systemd/systemd-resolved" ] && [ -x "$ROOT/lib/systemd/systemd-networkd" ] \
+	   && [ -x "$ROOT/usr/bin/resolvectl" ] && ls "$ROOT"/usr/lib/*/systemd/libsystemd-shared-*.so >/dev/null 2>&1; then
+		return 0
+	fi
+	local v=${SYSTEMD_VERSION:-}
+	[ -n "$v" ] || v=$(apt-cache policy systemd-resolved 2>/dev/null | awk '/Candidate:/{print $2}')
+	if [ -z "$v" ] || [ "$v" = "(none)" ]; then
+		apt-get update >/dev/null || die "apt-get update failed"
+		v=$(apt-cache policy systemd-resolved | awk '/Candidate:/{print $2}')
+	fi
+	[ -n "$v" ] && [ "$v" != "(none)" ] || die "no systemd-resolved candidate in apt"
+	rm -rf "$DEBS" "$ROOT"; mkdir -p "$DEBS" "$ROOT"
+	local p args=()
+	for p in "${PKGS[@]}"; do args+=("$p=$v"); done
+	(cd "$DEBS" && timeout 300 apt-get download "${args[@]}") || die "apt-get download failed"
+	for p in "$DEBS"/*.deb; do dpkg-deb -x "$p" "$ROOT" || die "dpkg-deb -x $p failed"; done
+}
+
+free_id() {   # an id unused as uid and gid on this host (looked up in the copies)
+	local i
+	for i in $(seq 999 -1 900); do
+		cut -d: -f3 "$ST/passwd" "$ST/group" | grep -qx "$i" || { echo "$i"; return; }
+	done
+	die "no free uid/gid in 900..999"
+}
+add_user() {  # only to the namespace's copies of passwd/group
+	grep -q "^$1:" "$ST/passwd" && return 0
+	local id; id=$(free_id)
+	echo "$1:x:$id:$id:$2:/:/usr/sbin/nologin" >>"$ST/passwd"
+	grep -q "^$1:" "$ST/group" || echo "$1:x:$id:" >>"$ST/group"
+}
+
+prepare_state() {
+	rm -rf "$ST"
+	mkdir -p "$ST/logs" "$ST/etc-systemd" "$ST/empty" "$ST/rroot/etc/systemd/network" "$ST/rroot/etc/systemd/system" "$ST/srv" "$ST/bin"
+	cp /etc/passwd "$ST/passwd"; cp /etc/group "$ST/group"
+	add_user systemd-resolve "systemd Resolver"
+	add_user systemd-network "systemd Network Management"
+	printf 'nameserver 127.0.0.53\n' >"$ST/resolv.conf"
+	# base config, compile-time defaults made explicit where they matter for isolation
+	printf '[Resolve]\nFallbackDNS=\nLLMNR=no\nMulticastDNS=no\nDNSSEC=no\nDNSOverTLS=no\nCache=no\n' \
+		>"$ST/rroot/etc/systemd/resolved.conf"
+	cat >"$ST/dbus-system.conf" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=/run/dbus/system_bus_socket</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+  </policy>
+  <includedir>$ROOT/usr/share/dbus-1/system.d</includedir>
+</busconfig>
+EOF
+}
+
+outer() {
+	[ "$(id -u)" = 0 ] || die "must run as root"
+	local t need=()
+	for t in unshare ip ss dbus-daemon dpkg-deb apt-get apt-cache timeout; do
+		command -v "$t" >/dev/null || die "missing $t"
+	done
+	command -v dnsmasq >/dev/null || need+=(dnsmasq-base)     # executable only, starts no service
+	command -v dig >/dev/null || need+=(bind9-dnsutils)
+	if [ ${#need[@]} -gt 0 ]; then
+		apt-get install -y --no-install-recommends "${need[@]}" >/dev/null 2>&1 ||
+		{ apt-get update >/dev/null && apt-get install -y --no-install-recommends "${need[@]}" >/dev/null; } ||
+		die "could not install ${need[*]}"
+	fi
+	[ -x "${PIGSTY_DNS_BIN:-}" ] || die "set PIGSTY_DNS_BIN to the pigsty-dns binary"
+	SERVE_BIN=${PIGSTY_DNS_SERVE_BIN:-$PIGSTY_DNS_BIN}
+	[ -x "$SERVE_BIN" ] || die "PIGSTY_DNS_SERVE_BIN ($SERVE_BIN) is not executable"
+	[ -f "${PIGSTY_DNS_RECORDS:-}" ] || die "set PIGSTY_DNS_RECORDS to zones/pigsty.test.yml"
+	export PIGSTY_DNS_BIN PIGSTY_DNS_SERVE_BIN=$SERVE_BIN PIGSTY_DNS_RECORDS
+	fetch_systemd
+	prepare_state
+	host_fingerprint >"$ST/host-before"
+	# LIBMOUNT_UTAB keeps mount(8) from creating /run/mount/utab on the host.
+	timeout -k 5 "${LAB_TIMEOUT:-240}" env LIBMOUNT_UTAB="$ST/utab" \
+		unshare --net --mount --pid --fork --kill-child=SIGKILL --mount-proc --propagation private \
+		"$SELF" --inner "$@"
+	local rc=$?
+	if host_fingerprint | diff - "$ST/host-before" >/dev/null; then
+		echo "PASS: host: /etc/resolv.conf, nsswitch.conf, passwd, group, /etc/systemd, links unchanged"
+	else
+		echo "FAIL: host files changed:"; host_fingerprint | diff - "$ST/host-before"; rc=1
+	fi
+	exit $rc
+}
+
+# ---------------------------------------------------------------- inside the namespace (PID 1)
+LIBDIR=; RESOLVED=; NETWORKD=; KIND=
+DBUS_PID=; RESOLVED_PID=; NETWORKD_PID=; RESP_PID=; UP_PID=
+PASS=0; FAIL=0
+RLOG=; ULOG=; MARK_R=0; MARK_U=0
+
+rctl() { LD_LIBRARY_PATH=$LIBDIR timeout 20 "$ROOT/usr/bin/resolvectl" "$@"; }
+nctl() { LD_LIBRARY_PATH=$LIBDIR timeout 20 "$ROOT/bin/networkctl" --no-pager "$@"; }
+
+setup_ns() {
+	LIBDIR=$(dirname "$(ls "$ROOT"/usr/lib/*/systemd/libsystemd-shared-*.so | head -1)")
+	mount -t tmpfs -o mode=755 tmpfs /run || die "tmpfs /run"
+	mkdir -p /run/systemd/resolved.conf.d /run/systemd/network /run/dbus /run/lock
+	mkdir -p /etc/systemd 2>/dev/null; mount --bind "$ST/rroot/etc/systemd" /etc/systemd || die "bind /etc/systemd"
+	local d
+	for d in /usr/lib/systemd/network /usr/local/lib/systemd/network /usr/lib/systemd/resolved.conf.d; do
+		[ -d "$d" ] && mount --bind "$ST/empty" "$d"
+	done
+	mount --bind "$ST/passwd" /etc/passwd && mount --bind "$ST/group" /etc/group || die "bind passwd/group"
+	local rc; rc=$(readlink -m /etc/resolv.conf)
+	if [ -e "$rc" ]; then mount --bind "$ST/resolv.conf" "$rc" || die "bind resolv.conf"
+	elif [[ $rc == /run/* ]]; then mkdir -p "$(dirname "$rc")"; cp "$ST/resolv.conf" "$rc"
+	else die "cannot shadow /etc/resolv.conf -> $rc"; fi
+	# read-only sysfs of this netns: networkd then does not wait for udev (udev_available() == false)
+	mount -t sysfs -o ro sysfs /sys || die "sysfs"
+	ip link set lo up
+	if ip link add lab_probe type dummy 2>/dev/null; then KIND=dummy; ip link del lab_probe; else KIND=ifb; fi
+	echo "# link kind for test interfaces: $KIND (the dummy driver is missing on some kernels)"
+	dbus-daemon --config-file="$ST/dbus-system.conf" --nofork --nopidfile --nosyslog >"$ST/logs/dbus.log" 2>&1 &
+	DBUS_PID=$!
+	for _ in $(seq 50); do [ -S /run/dbus/system_bus_socket ] && break; sleep 0.1; done
+	[ -S /run/dbus/system_bus_socket ] || die "dbus-daemon did not start"
+	RLOG=$ST/logs/responder.log; ULOG=$ST/logs/upstream.log; : >"$RLOG"; : >"$ULOG"
+}
+
+waitport() { for _ in $(seq 50); do ss -lun | grep -q " $1 " && return 0; sleep 0.1; done; return 1; }
+stopkill() { [ -n "${1:-}" ] || return 0; kill "$1" 2>/dev/null; for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done; kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; return 0; }
+
+start_responder() {   # the ~pigsty.test server: meta.pigsty.test A 10.10.10.10, everything else REFUSED
+	dnsmasq --conf-file=/dev/null --keep-in-foreground --port=5353 --listen-address=127.0.0.1 \
+		--bind-interfaces --no-resolv --no-hosts --no-negcache --cache-size=0 --user=root \
+		--pid-file="$ST/responder.nspid" --local=/pigsty.test/ --host-record=meta.pigsty.test,10.10.10.10 \
+		--log-queries=extra --log-facility="$RLOG" >>"$ST/logs/responder.out" 2>&1 &
+	RESP_PID=$!; waitport 127.0.0.1:5353 || die "responder did not start"
+}
+stop_responder() { stopkill "$RESP_PID"; RESP_PID=; }
+start_upstream() {    # stand-in for the host's normal DNS; answers anything, logs what it gets
+	dnsmasq --conf-file=/dev/null --keep-in-foreground --port=53 --listen-address=127.0.0.2 \
+		--bind-interfaces --no-resolv --no-hosts --no-negcache --cache-size=0 --user=root \
+		--pid-file="$ST/upstream.nspid" --address=/#/203.0.113.99 \
+		--log-queries=extra --log-facility="$ULOG" >>"$ST/logs/upstream.out" 2>&1 &
+	UP_PID=$!; waitport 127.0.0.2:53 || die "upstream stand-in did not start"
+}
+stop_upstream() { stopkill "$UP_PID"; UP_PID=; }
+
+start_resolved() {
+	SYSTEMD_LOG_LEVEL=debug LD_LIBRARY_PATH=$LIBDIR "$ROOT/lib/systemd/systemd-resolved" >>"$ST/logs/resolved.log" 2>&1 &
+	RESOLVED_PID=$!
+	for _ in $(seq 100); do
+		[ -S /run/systemd/resolve/io.systemd.Resolve ] && ss -lun | grep -q '127.0.0.53%lo:53 ' && rctl status >/dev/null 2>&1 && return 0
+		kill -0 "$RESOLVED_PID" 2>/dev/null || break; sleep 0.1
+	done
+	die "systemd-resolved did not come up (see $ST/logs/resolved.log)"
+}
+stop_resolved() { stopkill "$RESOLVED_PID"; RESOLVED_PID=; rm -rf /run/systemd/resolve; }
+start_networkd() {
+	SYSTEMD_LOG_LEVEL=debug LD_LIBRARY_PATH=$LIBDIR "$ROOT/lib/systemd/systemd-networkd" >>"$ST/logs/networkd.log" 2>&1 &
+	NETWORKD_PID=$!
+	for _ in $(seq 50); do nctl list >/dev/null 2>&1 && return 0; sleep 0.1; done
+	die "systemd-networkd did not come up (see $ST/logs/networkd.log)"
+}
+stop_networkd() { stopkill "$NETWORKD_PID"; NETWORKD_PID=; }   # keep /run/systemd/netif: resolved has inotify watches on it
+
+mklink() { ip link add "$1" type "$KIND" && ip link set "$1" addrgenmode none && ip link set "$1" up; }
+uplink() { mklink pu0 && ip addr add 198.51.100.254/32 dev pu0; }   # makes resolved's manager_routable() true
+
+wait_scope() {  # wait_scope LINK WANT(DNS|none): until resolvectl shows that scope state (max 10 s)
+	for _ in $(seq 100); do rctl status "$1" 2>/dev/null | grep -q "Current Scopes: $2" && return 0; sleep 0.1; done
+	return 1
+}
+
+rq() {   # resolvectl query -> address or error text
+	local out; out=$(rctl --cache=no query "$1" 2>&1 | head -1)
+	out=${out#"$1: "}; echo "${out#resolve call failed: }"
+}
+dq() {   # dig via the stub listener -> "STATUS [first A]"
+	local out st a
+	out=$(timeout 15 dig +time=3 +tries=1 +noall +comments +answer @127.0.0.53 "$1" A 2>&1)
+	st=$(grep -o 'status: [A-Z]*' <<<"$out" | head -1); st=${st#status: }
+	a=$(awk '!/^;/ && $4=="A" {print $5; exit}' <<<"$out")
+	echo "${st:-NOANSWER}${a:+ $a}"
+}
+mark() { sleep 0.2; MARK_R=$(wc -l <"$RLOG"); MARK_U=$(wc -l <"$ULOG"); }
+who_saw() {  # which server logged a query for NAME since the last mark: responder|upstream|both|none
+	sleep 0.3
+	local r=0 u=0
+	tail -n +$((MARK_R + 1)) "$RLOG" | grep -q "query\[[A-Z]*\] $1 " && r=1
+	tail -n +$((MARK_U + 1)) "$ULOG" | grep -q "query\[[A-Z]*\] $1 " && u=1
+	case $r$u in 10) echo responder;; 01) echo upstream;; 11) echo both;; *) echo none;; esac
+}
+check() {  # check DESCRIPTION EXPECTED ACTUAL
+	if [ "$2" = "$3" ]; then PASS=$((PASS + 1)); echo "PASS: $1 [$3]"
+	else FAIL=$((FAIL + 1)); echo "FAIL: $1 [expected '$2', got '$3']"; fi
+}
+
+
+host_fingerprint() {   # what must be byte-identical on the host before and after
+	sha256sum /etc/resolv.conf /etc/nsswitch.conf /etc/passwd /etc/group 2>/dev/null
+	find /etc/systemd /etc/NetworkManager -type f -exec sha256sum {} + 2>/dev/null | sort -k2
+	ip -o link show | awk '{print $2}' | grep -c pigsty-dns || true
+}
+rroot_fingerprint() { (cd "$ST/rroot" && find . -type f -exec sha256sum {} + | sort -k2); }
+
+SRV_PID=
+start_daemon() {
+	"$PIGSTY_DNS_SERVE_BIN" serve --listen 127.0.0.1:5354 --records "$PIGSTY_DNS_RECORDS" --state-dir "$ST/srv" \
+		>>"$ST/logs/daemon.log" 2>&1 &
+	SRV_PID=$!
+	for _ in $(seq 50); do ss -lun | grep -q ' 127.0.0.1:5354 ' && ss -ltn | grep -q ' 127.0.0.1:5354 ' && [ -f "$ST/srv/status.json" ] && return 0; sleep 0.1; done
+	die "pigsty-dns serve did not come up (see $ST/logs/daemon.log)"
+}
+stop_daemon() { stopkill "$SRV_PID"; SRV_PID=; }
+refused() { sed -n 's/.*"refused": *\([0-9]*\).*/\1/p' "$ST/srv/status.json" | head -1; }
+
+# the route CLI sees resolvectl/networkctl from the extracted packages
+make_wrappers() {
+	local t
+	for t in resolvectl networkctl; do
+		local p=$ROOT/usr/bin/$t; [ -x "$p" ] || p=$ROOT/bin/$t
+		printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$LIBDIR" "$p" >"$ST/bin/$t"; chmod 755 "$ST/bin/$t"
+	done
+}
+route() { PATH=$ST/bin:$PATH timeout 60 "$PIGSTY_DNS_BIN" route "$@" --root "$ST/rroot"; }
+
+variant() {   # variant networkd|runtime
+	local v=$1 out rc before
+	echo "=== resolved-link, $v variant"
+	printf '[Resolve]\nDNS=127.0.0.2\n' >/run/systemd/resolved.conf.d/40-upstream.conf
+	start_upstream; uplink; start_resolved
+	[ "$v" = networkd ] && start_networkd
+	start_daemon
+	rroot_fingerprint >"$ST/rroot-before"
+	out=$(route install --server 127.0.0.1:5354 --link-variant "$v" --yes --check-name meta.pigsty.test --state-dir "$ST/srv" 2>&1); rc=$?
+	echo "$out" >"$ST/logs/install-$v.log"
+	check "$v: route install (verified: scope, SOA, resolvectl, getent, REFUSED unchanged)" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -5
+	check "$v: link has a DNS scope without default route" "DNS" "$(rctl status pigsty-dns0 2>/dev/null | awk -F': ' '/Current Scopes/{print $2}')"
+	check "$v: meta.pigsty.test via resolvectl" "10.10.10.10" "$(rq meta.pigsty.test)"
+	check "$v: meta.pigsty.test via stub 127.0.0.53" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
+	check "$v: meta.pigsty.test via getent" "10.10.10.10" "$(getent ahostsv4 meta.pigsty.test | awk '{print $1; exit}')"
+	mark; before=$(refused); rq "lab-$RANDOM.example.org" >/dev/null; dq example.org >/dev/null; sleep 0.6
+	check "$v: unrelated names never reach the daemon (REFUSED counter unchanged)" "$before" "$(refused)"
+	check "$v: example.org went to the default upstream" upstream "$(who_saw example.org)"
+	out=$(route status 2>&1); echo "$out" >"$ST/logs/status-$v.log"
+	check "$v: route status all ok" 0 "$(grep -c '^FAIL' <<<"$out")"
+	stop_daemon; mark
+	check "$v: daemon down -> stub SERVFAIL" "SERVFAIL" "$(dq meta.pigsty.test)"
+	check "$v: daemon down -> nothing reaches the upstream" none "$(who_saw meta.pigsty.test)"
+	check "$v: route status says the daemon is down" 1 "$(route status 2>&1 | grep -c '^FAIL daemon')"
+	start_daemon
+	out=$(route uninstall --yes 2>&1); rc=$?
+	echo "$out" >"$ST/logs/uninstall-$v.log"
+	check "$v: route uninstall" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -5
+	check "$v: link gone" 1 "$(ip link show pigsty-dns0 >/dev/null 2>&1; echo $?)"
+	mark; rq meta.pigsty.test >/dev/null
+	check "$v: route gone: meta.pigsty.test goes to the default upstream again" upstream "$(who_saw meta.pigsty.test)"
+	check "$v: --root files byte-identical to before" "" "$(rroot_fingerprint | diff - "$ST/rroot-before")"
+	out=$(route uninstall --yes 2>&1); rc=$?
+	check "$v: uninstall twice is harmless" 0 "$rc"
+	stop_daemon
+	[ "$v" = networkd ] && stop_networkd
+	stop_resolved; stop_upstream; ip link del pu0
+	rm -f /run/systemd/resolved.conf.d/40-upstream.conf
+}
+
+inner() {
+	setup_ns
+	make_wrappers
+	echo "# $(LD_LIBRARY_PATH=$LIBDIR "$ROOT/lib/systemd/systemd-resolved" --version | head -1)"
+	[ $# -gt 0 ] || set -- networkd runtime
+	local t0=$SECONDS s
+	for s in "$@"; do
+		case $s in networkd|runtime) variant "$s";; *) die "unknown variant $s";; esac
+	done
+	echo "# logs: $ST/logs; namespace part took $((SECONDS - t0)) s"
+	echo "$PASS passed, $FAIL failed"
+	[ "$FAIL" = 0 ]; exit
+}
+
+if [ "${1:-}" = "--inner" ]; then shift; inner "$@"; else
+	outer "$@"; fi

@@ -1,0 +1,799 @@
+//! Every route adapter under a `--root` prefix with a scripted command runner: plan, safety rules,
+//! apply, verify (and undo on failure), uninstall, status. Nothing here touches the real system.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::time::Duration;
+
+use pigsty_dns::error::Class;
+use pigsty_dns::name::Zone;
+use pigsty_dns::route::detect::{Driver, Facts, Os, SystemdVersion};
+use pigsty_dns::route::plan::{AdapterName, LinkKind, Request, Variant, choose};
+use pigsty_dns::route::runner::{Output, ScriptedRunner};
+use pigsty_dns::route::{self, Ctx, files, journal};
+
+const SERVER: &str = "127.0.0.1:5354";
+
+fn facts(version: &str) -> Facts {
+    Facts {
+        os: Os::Linux,
+        is_root: true,
+        systemd: SystemdVersion::parse(version),
+        resolved_running: true,
+        networkd_running: false,
+        systemd_booted: true,
+        nm_dns_mode: None,
+        resolv_conf: None,
+        dummy: Driver::Present,
+        ifb: Driver::Present,
+        ip_path: "/usr/sbin/ip".into(),
+        resolvectl_path: "/usr/bin/resolvectl".into(),
+        notes: vec![],
+    }
+}
+
+fn req(adapter: Option<AdapterName>, variant: Option<Variant>) -> Request {
+    Request {
+        zone: Zone::parse("pigsty.test").unwrap(),
+        server: SERVER.parse().unwrap(),
+        adapter,
+        variant,
+        link: "pigsty-dns0".into(),
+        link_address: "198.18.53.53/32".into(),
+        link_kind: None,
+    }
+}
+
+fn ok_preflight(_: SocketAddr, _: &Zone) -> Result<u32, String> {
+    Ok(7)
+}
+fn down_preflight(a: SocketAddr, _: &Zone) -> Result<u32, String> {
+    Err(format!("no answer over UDP from {a}"))
+}
+fn lookup(_: SocketAddr, _: &str) -> Result<Option<Ipv4Addr>, String> {
+    Ok(Some(Ipv4Addr::new(10, 10, 10, 10)))
+}
+
+const LINK_STATUS: &str = "Link 3 (pigsty-dns0)\nCurrent Scopes: DNS\n     Protocols: -DefaultRoute -LLMNR -mDNS\n   DNS Servers: 127.0.0.1:5354\n    DNS Domain: ~pigsty.test\n";
+const LINK_NO_SCOPE: &str = "Link 3 (pigsty-dns0)\nCurrent Scopes: none\n     Protocols: -DefaultRoute\n   DNS Servers: 127.0.0.1:5354\n    DNS Domain: ~pigsty.test\n";
+const SOA: &str = "pigsty.test IN SOA localhost hostmaster.pigsty.test 7 3600 900 604800 5\n";
+
+/// A runner where every command succeeds and resolved shows a healthy route.
+fn healthy() -> ScriptedRunner {
+    let mut r = ScriptedRunner::new();
+    r.always("resolvectl --no-pager status pigsty-dns0", Output::ok_with(LINK_STATUS))
+        .always(
+            "resolvectl --no-pager status",
+            Output::ok_with("Global\nDelegate pigsty-dns\n  DNS Servers: 127.0.0.1:5354\n"),
+        )
+        .always("resolvectl --cache=no query -t SOA", Output::ok_with(SOA))
+        .always(
+            "resolvectl --cache=no query -4",
+            Output::ok_with("meta.pigsty.test: 10.10.10.10    -- link: pigsty-dns0\n"),
+        )
+        .always(
+            "dscacheutil -q host",
+            Output::ok_with("name: meta.pigsty.test\nip_address: 10.10.10.10\n"),
+        )
+        .always("getent ahostsv4", Output::ok_with("10.10.10.10     STREAM meta.pigsty.test\n"))
+        .always(
+            "scutil --dns",
+            Output::ok_with("resolver #8\n  domain   : pigsty.test\n  nameserver[0] : 127.0.0.1\n  port     : 5354\n"),
+        )
+        .always("ip -o -4 addr show", Output::ok_with("1: lo    inet 127.0.0.1/8 scope host lo\n"));
+    r.fallback = Some(Output::ok_with(""));
+    r
+}
+
+struct T {
+    root: tempfile::TempDir,
+    runner: ScriptedRunner,
+    facts: Facts,
+    preflight: fn(SocketAddr, &Zone) -> Result<u32, String>,
+    terminal: Option<bool>,
+    check_name: Option<String>,
+}
+
+impl T {
+    fn new(f: Facts) -> T {
+        T {
+            root: tempfile::tempdir().unwrap(),
+            runner: healthy(),
+            facts: f,
+            preflight: ok_preflight,
+            terminal: None,
+            check_name: Some("meta.pigsty.test".into()),
+        }
+    }
+    fn root(&self) -> &Path {
+        self.root.path()
+    }
+    fn jdir(&self) -> std::path::PathBuf {
+        self.root().join("var/lib/pigsty-dns-route")
+    }
+    fn ctx_do<R>(&mut self, f: impl FnOnce(&mut Ctx<'_>) -> R) -> R {
+        let answer = self.terminal;
+        let mut ask = move |_: &str| answer.unwrap_or(false);
+        let mut ctx = Ctx {
+            root: self.root.path().to_path_buf(),
+            journal_dir: self.root.path().join("var/lib/pigsty-dns-route"),
+            runner: &mut self.runner,
+            facts: self.facts.clone(),
+            preflight: &self.preflight,
+            lookup_a: &lookup,
+            confirm: if answer.is_some() {
+                Some(&mut ask)
+            } else {
+                None
+            },
+            settle: Duration::ZERO,
+            status_wait: Duration::ZERO,
+            check_name: self.check_name.clone(),
+            status_file: None,
+            out: vec![],
+        };
+        f(&mut ctx)
+    }
+    fn install(
+        &mut self,
+        r: &Request,
+        dry: bool,
+        yes: bool,
+    ) -> Result<String, pigsty_dns::error::AppError> {
+        self.ctx_do(|c| route::install(c, r, dry, yes, false))
+    }
+    fn uninstall(&mut self) -> Result<String, pigsty_dns::error::AppError> {
+        self.ctx_do(|c| route::uninstall(c, false, true, false))
+    }
+    fn file(&self, abs: &str) -> Option<String> {
+        std::fs::read_to_string(files::under(self.root(), abs)).ok()
+    }
+    /// Every file under the root (relative paths), to prove "nothing written".
+    fn tree(&self) -> Vec<String> {
+        let mut v = vec![];
+        walk(self.root(), self.root(), &mut v);
+        v.sort();
+        v
+    }
+}
+
+fn walk(base: &Path, d: &Path, out: &mut Vec<String>) {
+    for e in std::fs::read_dir(d).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk(base, &p, out);
+        } else {
+            out.push(p.strip_prefix(base).unwrap().display().to_string());
+        }
+    }
+}
+
+// ---------------------------------------------------------------- detection → adapter
+
+#[test]
+fn version_strings_parse() {
+    let v = SystemdVersion::parse("systemd 252 (252.39-1~deb12u2)\n+PAM +AUDIT").unwrap();
+    assert_eq!((v.major, v.point), (252, Some(39)));
+    let v = SystemdVersion::parse("systemd 262 (262.1-1)").unwrap();
+    assert_eq!((v.major, v.point), (262, Some(1)));
+    let v = SystemdVersion::parse("systemd 252 (252-16.el9_2)").unwrap();
+    assert_eq!((v.major, v.point), (252, None));
+    assert!(SystemdVersion::parse("resolvectl: command not found").is_none());
+}
+
+#[test]
+fn adapter_choice_follows_the_version_table() {
+    let pick = |f: &Facts| choose(f).map(|(a, _)| a).map_err(|e| (e.class, e.message));
+    assert_eq!(
+        pick(&facts("systemd 262 (262.1-1)")),
+        Ok(AdapterName::ResolvedDelegate)
+    );
+    assert_eq!(
+        pick(&facts("systemd 258 (258)")),
+        Ok(AdapterName::ResolvedDelegate)
+    );
+    assert_eq!(
+        pick(&facts("systemd 257 (257.13-1)")),
+        Ok(AdapterName::ResolvedLink)
+    );
+    assert_eq!(
+        pick(&facts("systemd 252 (252.39-1~deb12u2)")),
+        Ok(AdapterName::ResolvedLink)
+    );
+    let (a, why) = choose(&facts("systemd 252 (252-16.el9_2)")).unwrap();
+    assert_eq!(a, AdapterName::ResolvedLink);
+    assert!(why.contains("applying and verifying"), "{why}");
+    for old in ["systemd 252 (252.2-1)", "systemd 249 (249.11-0ubuntu3)"] {
+        let e = choose(&facts(old)).unwrap_err();
+        assert_eq!(e.class, Class::Capability, "{old}");
+        assert!(e.message.starts_with("unsupported:"), "{}", e.message);
+        assert!(
+            e.next.contains("by hand"),
+            "manual alternatives: {}",
+            e.next
+        );
+    }
+    let mut f = facts("systemd 252 (252.39-1)");
+    f.resolved_running = false;
+    let e = choose(&f).unwrap_err();
+    assert!(
+        e.message.contains("unsupported") && e.message.contains("not running"),
+        "{}",
+        e.message
+    );
+    f.nm_dns_mode = Some("dnsmasq".into());
+    assert_eq!(pick(&f), Ok(AdapterName::NmDnsmasq));
+    let mut m = facts("");
+    m.os = Os::Macos;
+    assert_eq!(pick(&m), Ok(AdapterName::MacosResolver));
+}
+
+// ---------------------------------------------------------------- safety rules
+
+#[test]
+fn dry_run_shows_every_file_and_command_and_writes_nothing() {
+    let mut t = T::new(facts("systemd 252 (252.39-1)"));
+    let out = t.install(&req(None, None), true, false).unwrap();
+    assert!(out.contains("adapter resolved-link"), "{out}");
+    assert!(
+        out.contains("/etc/systemd/system/pigsty-dns-route.service (sha256 "),
+        "{out}"
+    );
+    assert!(
+        out.contains("| ExecStart=/usr/bin/resolvectl dns pigsty-dns0 127.0.0.1:5354"),
+        "full content: {out}"
+    );
+    assert!(
+        out.contains("run (apply now): ip addr add 198.18.53.53/32 dev pigsty-dns0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("run (enable at boot): systemctl enable pigsty-dns-route.service"),
+        "{out}"
+    );
+    assert!(out.contains("now: Absent"), "{out}");
+    assert!(t.tree().is_empty(), "dry run wrote {:?}", t.tree());
+    // JSON plan: content and sha256 of every file.
+    let j = t
+        .ctx_do(|c| route::install(c, &req(None, None), true, false, true))
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    let f = &v["plan"]["files"][0];
+    assert_eq!(
+        f["sha256"].as_str().unwrap(),
+        pigsty_dns::generation::sha256_of(f["content"].as_str().unwrap().as_bytes())
+    );
+    assert_eq!(v["plan"]["adapter"], "resolved-link");
+}
+
+#[test]
+fn without_root_the_plan_is_shown_and_nothing_is_written() {
+    let mut f = facts("systemd 252 (252.39-1)");
+    f.is_root = false;
+    let mut t = T::new(f);
+    let e = t.install(&req(None, None), false, true).unwrap_err();
+    assert_eq!(e.class, Class::Capability);
+    assert_eq!(e.class.exit_code(), 3);
+    assert_eq!(e.message, "needs root: run it again with sudo");
+    assert!(t.tree().is_empty());
+    assert!(
+        !t.runner
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("resolvectl dns")),
+        "{:?}",
+        t.runner.lines()
+    );
+}
+
+#[test]
+fn without_a_terminal_yes_is_required_and_a_no_cancels() {
+    let mut t = T::new(facts("systemd 252 (252.39-1)"));
+    let e = t.install(&req(None, None), false, false).unwrap_err();
+    assert_eq!(e.class, Class::Usage, "{e:?}");
+    assert!(e.message.contains("--yes"));
+    assert!(t.tree().is_empty());
+    t.terminal = Some(false);
+    let e = t.install(&req(None, None), false, false).unwrap_err();
+    assert_eq!(e.class, Class::Cancelled);
+    assert!(t.tree().is_empty());
+    t.terminal = Some(true);
+    t.install(&req(None, None), false, false).unwrap();
+    assert!(
+        t.file("/etc/systemd/system/pigsty-dns-route.service")
+            .is_some()
+    );
+}
+
+#[test]
+fn preflight_failure_writes_nothing() {
+    let mut t = T::new(facts("systemd 252 (252.39-1)"));
+    t.preflight = down_preflight;
+    let e = t.install(&req(None, None), false, true).unwrap_err();
+    assert!(e.message.starts_with("preflight:"), "{}", e.message);
+    assert!(
+        e.next.contains("pigsty-dns serve --listen 127.0.0.1:5354"),
+        "{}",
+        e.next
+    );
+    assert!(t.tree().is_empty(), "{:?}", t.tree());
+    assert!(
+        !t.runner
+            .lines()
+            .iter()
+            .any(|l| l.starts_with("ip link add"))
+    );
+}
+
+#[test]
+fn never_writes_over_a_file_it_does_not_own() {
+    let mut t = T::new(facts("systemd 262 (262.1-1)"));
+    let p = files::under(
+        t.root(),
+        "/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate",
+    );
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, "[Delegate]\nDNS=10.0.0.1\n").unwrap();
+    let e = t.install(&req(None, None), false, true).unwrap_err();
+    assert_eq!(e.class, Class::Conflict, "{e:?}");
+    assert_eq!(
+        std::fs::read_to_string(&p).unwrap(),
+        "[Delegate]\nDNS=10.0.0.1\n"
+    );
+    assert!(!t.jdir().exists());
+}
+
+#[test]
+fn server_must_be_loopback_and_link_address_not_link_local() {
+    let mut t = T::new(facts("systemd 252 (252.39-1)"));
+    let mut r = req(None, None);
+    r.server = "192.0.2.1:5354".parse().unwrap();
+    assert_eq!(t.install(&r, true, false).unwrap_err().class, Class::Usage);
+    let mut r = req(None, None);
+    r.link_address = "169.254.53.53/32".into();
+    let e = t.install(&r, true, false).unwrap_err();
+    assert!(e.message.contains("link-local"), "{}", e.message);
+}
+
+#[test]
+fn an_address_already_in_use_is_refused() {
+    let mut t = T::new(facts("systemd 252 (252.39-1)"));
+    t.runner.reset();
+    t.runner.always(
+        "ip -o -4 addr show",
+        Output::ok_with("2: eth0    inet 198.18.53.53/32 scope global eth0\n"),
+    );
+    let e = t.install(&req(None, None), true, false).unwrap_err();
+    assert_eq!(e.class, Class::Conflict);
+    assert!(e.message.contains("eth0"), "{}", e.message);
+}
+
+// ---------------------------------------------------------------- adapters: install, journal, uninstall
+
+fn assert_owned(content: &str, adapter: &str) {
+    let o = files::owned(content).unwrap_or_else(|| panic!("no marker: {content}"));
+    assert_eq!(o.adapter, adapter);
+    assert!(o.intact);
+    assert!(
+        content.starts_with(files::MARKER),
+        "marker on the first line"
+    );
+}
+
+fn install_then_uninstall(t: &mut T, r: &Request, path: &str, adapter: &str) -> String {
+    let out = t.install(r, false, true).unwrap();
+    assert!(out.starts_with("installed:"), "{out}");
+    let content = t
+        .file(path)
+        .unwrap_or_else(|| panic!("{path} not written; tree {:?}", t.tree()));
+    assert_owned(&content, adapter);
+    let j = journal::read(&t.jdir()).unwrap().expect("journal");
+    assert_eq!(j.format, journal::FORMAT);
+    assert_eq!(j.state, "installed");
+    assert_eq!(j.adapter, adapter);
+    assert_eq!(j.server, SERVER);
+    let jf = j
+        .files
+        .iter()
+        .find(|f| f.path.ends_with(path))
+        .expect("file in journal");
+    assert!(!jf.existed_before);
+    assert_eq!(
+        jf.sha256,
+        pigsty_dns::generation::sha256_of(content.as_bytes())
+    );
+    // Idempotent: a second install changes nothing on disk.
+    let before = t.tree();
+    t.install(r, false, true).unwrap();
+    assert_eq!(t.tree(), before);
+    assert_eq!(t.file(path).unwrap(), content);
+    // Uninstall: the route must then look gone.
+    t.runner.reset();
+    t.runner.always(
+        "resolvectl --no-pager status",
+        Output::fail(1, "Failed to resolve interface \"pigsty-dns0\""),
+    );
+    t.runner.always(
+        "scutil --dns",
+        Output::ok_with("resolver #1\n  nameserver[0] : 192.0.2.53\n"),
+    );
+    t.runner.fallback = Some(Output::ok_with(""));
+    let out = t.uninstall().unwrap();
+    assert!(out.starts_with("uninstalled"), "{out}");
+    assert!(t.tree().is_empty(), "left behind: {:?}", t.tree());
+    // Twice is harmless.
+    let again = t.uninstall().unwrap();
+    assert!(again.contains("nothing to uninstall"), "{again}");
+    content
+}
+
+#[test]
+fn resolved_link_networkd_variant() {
+    let mut f = facts("systemd 252 (252.39-1~deb12u2)");
+    f.networkd_running = true;
+    let mut t = T::new(f);
+    let netdev = "/etc/systemd/network/50-pigsty-dns0.netdev";
+    let content = install_then_uninstall(
+        &mut t,
+        &req(None, None),
+        "/etc/systemd/network/50-pigsty-dns0.network",
+        "resolved-link",
+    );
+    for want in [
+        "Address=198.18.53.53/32",
+        "DNS=127.0.0.1:5354",
+        "Domains=~pigsty.test",
+        "DNSDefaultRoute=no",
+        "LLMNR=no",
+        "MulticastDNS=no",
+        "LinkLocalAddressing=no",
+    ] {
+        assert!(content.contains(want), "{want} in {content}");
+    }
+    let calls = t.runner.lines();
+    assert!(
+        calls.contains(&"networkctl reload".to_string()),
+        "{calls:?}"
+    );
+    assert!(
+        calls.contains(&"ip link del pigsty-dns0".to_string()),
+        "uninstall deletes the link: {calls:?}"
+    );
+    assert!(
+        !calls.iter().any(|c| c.starts_with("systemctl enable")),
+        "networkd needs no unit: {calls:?}"
+    );
+    assert!(t.file(netdev).is_none());
+}
+
+#[test]
+fn resolved_link_networkd_files_carry_kind_and_link() {
+    let mut f = facts("systemd 252 (252.39-1~deb12u2)");
+    f.networkd_running = true;
+    f.dummy = Driver::Missing;
+    let mut t = T::new(f);
+    t.install(&req(None, None), false, true).unwrap();
+    let netdev = t
+        .file("/etc/systemd/network/50-pigsty-dns0.netdev")
+        .unwrap();
+    assert!(
+        netdev.contains("Name=pigsty-dns0\nKind=ifb\n"),
+        "ifb fallback when dummy is missing: {netdev}"
+    );
+    let j = journal::read(&t.jdir()).unwrap().unwrap();
+    assert_eq!(j.link_kind.as_deref(), Some("ifb"));
+    assert_eq!(j.link_address.as_deref(), Some("198.18.53.53/32"));
+    assert_eq!(j.variant.as_deref(), Some("networkd"));
+}
+
+#[test]
+fn resolved_link_runtime_variant_and_its_boot_unit() {
+    let mut t = T::new(facts("systemd 252 (252.39-1~deb12u2)"));
+    let unit = install_then_uninstall(
+        &mut t,
+        &req(None, Some(Variant::Runtime)),
+        "/etc/systemd/system/pigsty-dns-route.service",
+        "resolved-link",
+    );
+    // The unit runs only fixed, root-owned system programs.
+    for line in unit.lines().filter(|l| l.starts_with("Exec")) {
+        let cmd = line.split_once('=').unwrap().1.trim_start_matches('-');
+        let prog = cmd.split_whitespace().next().unwrap();
+        assert!(
+            ["/usr/sbin/ip", "/usr/bin/resolvectl"].contains(&prog),
+            "{line}"
+        );
+    }
+    assert!(
+        !unit.contains("pigsty-dns route") || !unit.contains("ExecStart=/usr/local"),
+        "{unit}"
+    );
+    assert!(
+        unit.contains("PartOf=systemd-resolved.service")
+            && unit.contains("WantedBy=systemd-resolved.service"),
+        "{unit}"
+    );
+    let calls = t.runner.lines();
+    let pos = |c: &str| {
+        calls
+            .iter()
+            .position(|l| l == c)
+            .unwrap_or_else(|| panic!("{c} not run: {calls:?}"))
+    };
+    // Apply now is its own step, before enabling at boot.
+    assert!(
+        pos("ip addr add 198.18.53.53/32 dev pigsty-dns0")
+            < pos("resolvectl dns pigsty-dns0 127.0.0.1:5354")
+    );
+    assert!(
+        pos("resolvectl default-route pigsty-dns0 no")
+            < pos("systemctl enable pigsty-dns-route.service")
+    );
+    assert!(pos("systemctl enable pigsty-dns-route.service") < pos("resolvectl flush-caches"));
+    assert!(calls.contains(&"systemctl disable pigsty-dns-route.service".to_string()));
+}
+
+#[test]
+fn runtime_variant_without_systemd_as_pid1_applies_but_does_not_enable() {
+    let mut f = facts("systemd 252 (252.39-1~deb12u2)");
+    f.systemd_booted = false;
+    let mut t = T::new(f);
+    t.install(&req(None, Some(Variant::Runtime)), false, true)
+        .unwrap();
+    let calls = t.runner.lines();
+    assert!(calls.contains(&"resolvectl dns pigsty-dns0 127.0.0.1:5354".to_string()));
+    assert!(
+        !calls.iter().any(|c| c.starts_with("systemctl")),
+        "{calls:?}"
+    );
+    assert!(
+        t.file("/etc/systemd/system/pigsty-dns-route.service")
+            .is_some(),
+        "the unit is still written"
+    );
+}
+
+#[test]
+fn resolved_delegate() {
+    let mut t = T::new(facts("systemd 262 (262.1-1)"));
+    let c = install_then_uninstall(
+        &mut t,
+        &req(None, None),
+        "/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate",
+        "resolved-delegate",
+    );
+    assert!(
+        c.ends_with("[Delegate]\nDNS=127.0.0.1:5354\nDomains=~pigsty.test\nDefaultRoute=no\n"),
+        "{c}"
+    );
+    assert!(
+        t.runner
+            .lines()
+            .contains(&"systemctl reload systemd-resolved.service".to_string())
+    );
+}
+
+#[test]
+fn nm_dnsmasq() {
+    let mut f = facts("");
+    f.resolved_running = false;
+    f.nm_dns_mode = Some("dnsmasq".into());
+    let mut t = T::new(f);
+    let c = install_then_uninstall(
+        &mut t,
+        &req(None, None),
+        "/etc/NetworkManager/dnsmasq.d/pigsty-dns.conf",
+        "nm-dnsmasq",
+    );
+    assert!(c.ends_with("\nserver=/pigsty.test/127.0.0.1#5354\n"), "{c}");
+    assert!(
+        t.runner
+            .lines()
+            .contains(&"nmcli general reload dns-full".to_string())
+    );
+}
+
+#[test]
+fn macos_resolver() {
+    let mut f = facts("");
+    f.os = Os::Macos;
+    let mut t = T::new(f);
+    let c = install_then_uninstall(
+        &mut t,
+        &req(None, None),
+        "/etc/resolver/pigsty.test",
+        "macos-resolver",
+    );
+    assert!(
+        c.ends_with("\ndomain pigsty.test\nnameserver 127.0.0.1\nport 5354\n"),
+        "{c}"
+    );
+    assert!(!c.contains("search"), "no search line: {c}");
+    let calls = t.runner.lines();
+    assert!(
+        calls.contains(&"scutil --dns".to_string())
+            && calls.contains(&"killall -HUP mDNSResponder".to_string()),
+        "{calls:?}"
+    );
+}
+
+#[test]
+fn resolved_global_only_when_asked_and_with_a_warning() {
+    let mut t = T::new(facts("systemd 252 (252.39-1)"));
+    t.runner.always(
+        "resolvectl --no-pager status",
+        Output::ok_with("Global\n DNS Servers: 127.0.0.1:5354\n"),
+    );
+    let out = t
+        .install(&req(Some(AdapterName::ResolvedGlobal), None), true, false)
+        .unwrap();
+    assert!(out.contains("WARNING: resolved-global"), "{out}");
+    assert!(
+        out.contains("/etc/systemd/resolved.conf.d/pigsty-dns.conf"),
+        "{out}"
+    );
+    // Never chosen by detection.
+    for v in [
+        "systemd 262 (262.1)",
+        "systemd 252 (252.39-1)",
+        "systemd 255 (255.4)",
+    ] {
+        assert_ne!(choose(&facts(v)).unwrap().0, AdapterName::ResolvedGlobal);
+    }
+}
+
+#[test]
+fn unsupported_exits_3_and_writes_nothing() {
+    let mut t = T::new(facts("systemd 249 (249.11-0ubuntu3.12)"));
+    let e = t.install(&req(None, None), false, true).unwrap_err();
+    assert_eq!(e.class.exit_code(), 3);
+    assert!(
+        e.message.contains("unsupported") && e.message.contains("249"),
+        "{}",
+        e.message
+    );
+    assert!(t.tree().is_empty());
+}
+
+// ---------------------------------------------------------------- verification failure, drift
+
+#[test]
+fn a_link_without_dns_scope_fails_verification_and_is_undone() {
+    let mut t = T::new(facts("systemd 252 (252.39-1)"));
+    t.runner.reset();
+    t.runner.always(
+        "resolvectl --no-pager status pigsty-dns0",
+        Output::ok_with(LINK_NO_SCOPE),
+    );
+    t.runner.always("ip -o -4 addr show", Output::ok_with(""));
+    t.runner.fallback = Some(Output::ok_with(""));
+    let e = t.install(&req(None, None), false, true).unwrap_err();
+    assert_eq!(e.class, Class::Runtime);
+    assert!(
+        e.message.contains("no DNS scope") && e.message.contains("leak"),
+        "{}",
+        e.message
+    );
+    assert!(t.tree().is_empty(), "undone: {:?}", t.tree());
+    assert!(
+        t.runner
+            .lines()
+            .contains(&"ip link del pigsty-dns0".to_string())
+    );
+}
+
+#[test]
+fn wrong_answer_through_getent_fails_verification() {
+    let mut t = T::new(facts("systemd 262 (262.1)"));
+    t.runner.once(
+        "getent ahostsv4",
+        Output::ok_with("203.0.113.99  STREAM meta.pigsty.test\n"),
+    );
+    let e = t.install(&req(None, None), false, true).unwrap_err();
+    assert!(e.message.contains("getent"), "{}", e.message);
+    assert!(t.tree().is_empty(), "{:?}", t.tree());
+}
+
+#[test]
+fn a_changed_file_is_left_alone_and_uninstall_is_partial() {
+    let mut t = T::new(facts("systemd 262 (262.1)"));
+    t.install(&req(None, None), false, true).unwrap();
+    let p = files::under(
+        t.root(),
+        "/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate",
+    );
+    let mut c = std::fs::read_to_string(&p).unwrap();
+    c.push_str("# my edit\n");
+    std::fs::write(&p, &c).unwrap();
+    let e = t.uninstall().unwrap_err();
+    assert_eq!(e.class, Class::Partial);
+    assert_eq!(e.class.exit_code(), 5);
+    assert!(
+        e.message.starts_with("partial:") && e.message.contains("changed"),
+        "{}",
+        e.message
+    );
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), c);
+    assert!(journal::read(&t.jdir()).unwrap().is_some(), "journal kept");
+}
+
+#[test]
+fn without_a_journal_uninstall_finds_its_files_by_marker() {
+    let mut f = facts("systemd 252 (252.39-1)");
+    f.networkd_running = true;
+    let mut t = T::new(f);
+    t.install(&req(None, None), false, true).unwrap();
+    std::fs::remove_dir_all(t.jdir()).unwrap();
+    // One of the two files was edited: that one stays.
+    let edited = files::under(t.root(), "/etc/systemd/network/50-pigsty-dns0.network");
+    let mut c = std::fs::read_to_string(&edited).unwrap();
+    c = c.replace("DNS=127.0.0.1:5354", "DNS=127.0.0.1:9999");
+    std::fs::write(&edited, &c).unwrap();
+    // A foreign file in the same directory is never touched.
+    let foreign = files::under(t.root(), "/etc/systemd/network/10-eth0.network");
+    std::fs::write(&foreign, "[Match]\nName=eth0\n").unwrap();
+    t.runner.reset();
+    t.runner.always(
+        "resolvectl --no-pager status",
+        Output::fail(1, "no such link"),
+    );
+    t.runner.fallback = Some(Output::ok_with(""));
+    let _ = t.uninstall();
+    assert!(
+        t.file("/etc/systemd/network/50-pigsty-dns0.netdev")
+            .is_none(),
+        "intact file removed"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&edited).unwrap(),
+        c,
+        "edited file kept"
+    );
+    assert!(foreign.exists());
+    assert!(
+        t.runner
+            .lines()
+            .contains(&"ip link del pigsty-dns0".to_string())
+    );
+}
+
+#[test]
+fn status_reports_the_leaking_no_scope_state() {
+    let mut t = T::new(facts("systemd 252 (252.39-1)"));
+    t.install(&req(None, None), false, true).unwrap();
+    let ok = t.ctx_do(|c| route::status(c, true)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok).unwrap();
+    assert_eq!(v["ok"], true, "{ok}");
+    t.runner.reset();
+    t.runner.always(
+        "resolvectl --no-pager status pigsty-dns0",
+        Output::ok_with(LINK_NO_SCOPE),
+    );
+    t.runner.fallback = Some(Output::ok_with(""));
+    let text = t.ctx_do(|c| route::status(c, false)).unwrap();
+    assert!(
+        text.contains("FAIL scope: link pigsty-dns0 has no DNS scope"),
+        "{text}"
+    );
+    assert!(text.contains("leak"), "{text}");
+    assert!(text.contains("next:"), "{text}");
+    // Drift.
+    let p = files::under(t.root(), "/etc/systemd/system/pigsty-dns-route.service");
+    std::fs::write(&p, "changed").unwrap();
+    let text = t.ctx_do(|c| route::status(c, false)).unwrap();
+    assert!(text.contains("FAIL drift"), "{text}");
+    // Daemon down.
+    t.preflight = down_preflight;
+    let text = t.ctx_do(|c| route::status(c, false)).unwrap();
+    assert!(text.contains("FAIL daemon"), "{text}");
+}
+
+#[test]
+fn journal_dir_default_is_its_own_root_owned_place() {
+    assert_eq!(journal::default_dir(Os::Linux), "/var/lib/pigsty-dns-route");
+    assert_eq!(
+        journal::default_dir(Os::Macos),
+        "/Library/Application Support/pigsty-dns-route"
+    );
+    let _ = LinkKind::Dummy;
+}
