@@ -181,7 +181,9 @@ fn run(cli: &Cli) -> Result<String, AppError> {
             let Some(g) = stored else { return Ok(text) };
             let root = store::resolve(state.state_dir.as_deref())?;
             let addr = status::server_addr(*server, Some(&root));
-            confirm_live(text, &g, addr, &root, &zone, *require_live, cli.json)
+            // Without --server, only a server recorded as running for this state dir can serve it.
+            let known = server.is_some() || status::running(&root).is_some();
+            confirm_live(text, &g, addr, &root, &zone, known, *require_live, cli.json)
         }
         Command::Serve {
             listen,
@@ -240,23 +242,30 @@ fn run(cli: &Cli) -> Result<String, AppError> {
 }
 
 /// After a store: ask the server until it serves the new serial (bounded), and say what happened.
+#[allow(clippy::too_many_arguments)]
 fn confirm_live(
     text: String,
     g: &pigsty_dns::generation::Generation,
     addr: SocketAddr,
     root: &std::path::Path,
     zone: &pigsty_dns::name::Zone,
+    probe: bool,
     require_live: bool,
     json: bool,
 ) -> Result<String, AppError> {
-    let liveness = status::wait_live(addr, zone, g.serial, Duration::from_secs(5))?;
+    let liveness = if probe {
+        status::wait_live(addr, zone, g.serial, Duration::from_secs(5))?
+    } else {
+        Liveness::NoServer(format!(
+            "no pigsty-dns serve is running for {}",
+            root.display()
+        ))
+    };
     let (word, line) = match &liveness {
         Liveness::Live => ("live", format!("live (serial {}) at {addr}\n", g.serial)),
         Liveness::NoServer(why) => (
             "not-running",
-            format!(
-                "stored; no server answered at {addr} ({why}): it will be served when pigsty-dns serve starts\n"
-            ),
+            format!("stored; {why}: it will be served when pigsty-dns serve starts\n"),
         ),
         Liveness::Stale(seen) => (
             "stale",
@@ -280,10 +289,7 @@ fn confirm_live(
         Liveness::NoServer(why) if require_live => {
             let mut e = AppError::new(
                 Class::Partial,
-                format!(
-                    "serial {} is stored but not live: no server answered at {addr} ({why})",
-                    g.serial
-                ),
+                format!("serial {} is stored but not live: {why}", g.serial),
                 "start it: pigsty-dns serve (or give --server)",
             );
             e.report = Some(text);

@@ -405,3 +405,33 @@ fn concurrent_loads_lose_nothing_and_never_share_a_serial() {
     assert!(gens.iter().all(|g| g["status"] == "good"));
     let _ = fs::metadata(&state).unwrap().uid();
 }
+
+#[test]
+fn load_without_a_running_server_says_so_at_once() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let r = load(&state, &write(t.path(), "a.yml", META), &[]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stdout
+            .contains("stored; no pigsty-dns serve is running for"),
+        "{}",
+        r.stdout
+    );
+    let r = load(
+        &state,
+        &write(
+            t.path(),
+            "b.yml",
+            "all:\n  hosts: {10.10.10.12: {nodename: meta}}\n",
+        ),
+        &["--require-live"],
+    );
+    assert_eq!(r.code, 5);
+    assert!(
+        r.error_line()
+            .contains("not live: no pigsty-dns serve is running"),
+        "{}",
+        r.stderr
+    );
+}
