@@ -145,6 +145,9 @@ enum Command {
         #[command(flatten)]
         state: StateArgs,
     },
+    /// Run the server as a systemd or launchd service: install, uninstall, status.
+    #[command(subcommand)]
+    Service(pigsty_dns::service::ServiceCommand),
 }
 
 fn run(cli: &Cli) -> Result<String, AppError> {
@@ -229,6 +232,7 @@ fn run(cli: &Cli) -> Result<String, AppError> {
             state,
         } => commands::rollback(*serial, state.state_dir.as_deref(), *dry_run, cli.json)
             .map(|(text, _)| text),
+        Command::Service(cmd) => pigsty_dns::service::run(cmd, cli.json),
     }
 }
 
