@@ -229,7 +229,11 @@ mod tests {
         ] {
             assert!(!text.contains("{{"), "{text}");
         }
-        assert!(!systemd_user(&spec, 253).unwrap().contains("\nRestartSteps="));
+        assert!(
+            !systemd_user(&spec, 253)
+                .unwrap()
+                .contains("\nRestartSteps=")
+        );
         assert!(
             systemd_user(&spec, 254)
                 .unwrap()

@@ -23,12 +23,19 @@ impl RouteSeam for FakeRoute {
         if self.states.len() > 1 {
             self.states.pop_front().unwrap()
         } else {
-            self.states.front().cloned().unwrap_or(RouteState::NotInstalled)
+            self.states
+                .front()
+                .cloned()
+                .unwrap_or(RouteState::NotInstalled)
         }
     }
     fn uninstall(&mut self) -> Result<(), String> {
         self.log.borrow_mut().push("route uninstall".into());
-        if self.uninstall_ok { Ok(()) } else { Err("journal drifted".into()) }
+        if self.uninstall_ok {
+            Ok(())
+        } else {
+            Err("journal drifted".into())
+        }
     }
 }
 
@@ -81,9 +88,14 @@ impl Fixture {
         let mut probe = move |addr: SocketAddr, _z: &Zone, _t: Duration| {
             log.borrow_mut().push(format!("probe {addr}"));
             calls += 1;
-            if calls > ok_after { Ok(7) } else { Err("connection refused".to_string()) }
+            if calls > ok_after {
+                Ok(7)
+            } else {
+                Err("connection refused".to_string())
+            }
         };
-        let daemon_status = |d: &Path, _z: &Zone, _j: bool| Ok(format!("daemon status of {}\n", d.display()));
+        let daemon_status =
+            |d: &Path, _z: &Zone, _j: bool| Ok(format!("daemon status of {}\n", d.display()));
         let (home, root) = (self.home(), self.root());
         let mut host = Host {
             os: self.os,
@@ -142,7 +154,9 @@ impl Fixture {
 fn runs(calls: &[String]) -> Vec<&str> {
     calls
         .iter()
-        .filter(|c| !c.starts_with("run systemctl --version") && !c.starts_with("run systemctl is-enabled"))
+        .filter(|c| {
+            !c.starts_with("run systemctl --version") && !c.starts_with("run systemctl is-enabled")
+        })
         .map(|c| c.as_str())
         .collect()
 }
@@ -155,7 +169,10 @@ fn user_install_writes_reloads_enables_restarts_then_waits_for_the_soa() {
     let out = fx.with(|h| install(h, &a, false)).unwrap();
     let unit = fx.home().join(".config/systemd/user/pigsty-dns.service");
     let text = std::fs::read_to_string(&unit).unwrap();
-    assert!(text.contains(&format!("--state-dir {}", fx.state().display())), "{text}");
+    assert!(
+        text.contains(&format!("--state-dir {}", fx.state().display())),
+        "{text}"
+    );
     assert!(text.contains("ExecStart=/"), "absolute program: {text}");
     assert_eq!(
         runs(&fx.calls()),
@@ -183,7 +200,10 @@ fn dry_run_writes_and_starts_nothing() {
     let mut a = fx.install_args("127.0.0.1:5354");
     a.dry_run = true;
     let out = fx.with(|h| install(h, &a, false)).unwrap();
-    assert!(out.contains("run: systemctl --user restart pigsty-dns.service"), "{out}");
+    assert!(
+        out.contains("run: systemctl --user restart pigsty-dns.service"),
+        "{out}"
+    );
     assert!(out.contains("Type=notify"), "shows the unit: {out}");
     assert!(!fx.home().join(".config").exists());
     assert!(runs(&fx.calls()).is_empty(), "{:?}", fx.calls());
@@ -206,7 +226,11 @@ fn no_answer_after_start_is_partial_and_bounded() {
     assert!(t.elapsed() < Duration::from_secs(3));
     assert_eq!(e.class, Class::Partial);
     assert!(e.message.contains("did not answer"), "{}", e.message);
-    assert!(e.next.contains("journalctl --user -u pigsty-dns.service"), "{}", e.next);
+    assert!(
+        e.next.contains("journalctl --user -u pigsty-dns.service"),
+        "{}",
+        e.next
+    );
 }
 
 #[test]
@@ -231,7 +255,11 @@ fn port_5353_is_refused_where_mdns_runs() {
     let a = fx.install_args("127.0.0.1:5353");
     let e = fx.with(|h| install(h, &a, false)).unwrap_err();
     assert_eq!(e.class, Class::Conflict);
-    assert!(e.message.contains("avahi-daemon.service is enabled"), "{}", e.message);
+    assert!(
+        e.message.contains("avahi-daemon.service is enabled"),
+        "{}",
+        e.message
+    );
     assert!(e.next.contains("127.0.0.1:5354"));
     assert!(!fx.home().join(".config").exists());
 
@@ -254,8 +282,14 @@ fn launchd_install_bootstraps_into_the_gui_domain() {
     fx.with(|h| install(h, &a, false)).unwrap();
     let plist = fx.home().join("Library/LaunchAgents/io.pigsty.dns.plist");
     let text = std::fs::read_to_string(&plist).unwrap();
-    assert!(text.contains("<string>--log-format</string>\n\t\t<string>text</string>"), "{text}");
-    assert!(text.contains(&format!("{}/Library/Logs/pigsty-dns.err.log", fx.home().display())));
+    assert!(
+        text.contains("<string>--log-format</string>\n\t\t<string>text</string>"),
+        "{text}"
+    );
+    assert!(text.contains(&format!(
+        "{}/Library/Logs/pigsty-dns.err.log",
+        fx.home().display()
+    )));
     assert_eq!(
         runs(&fx.calls()),
         [
@@ -269,10 +303,16 @@ fn launchd_install_bootstraps_into_the_gui_domain() {
     fx.runner = FakeRunner::new(fx.log.clone()).on("launchctl print", 0, "state = running\n");
     fx.log.borrow_mut().clear();
     fx.with(|h| install(h, &a, false)).unwrap();
-    assert_eq!(runs(&fx.calls())[1], "run launchctl bootout gui/501/io.pigsty.dns");
+    assert_eq!(
+        runs(&fx.calls())[1],
+        "run launchctl bootout gui/501/io.pigsty.dns"
+    );
     let mut s = fx.install_args("127.0.0.1:5354");
     s.common.system = true;
-    assert_eq!(fx.with(|h| install(h, &s, false)).unwrap_err().class, Class::Usage);
+    assert_eq!(
+        fx.with(|h| install(h, &s, false)).unwrap_err().class,
+        Class::Usage
+    );
 }
 
 #[test]
@@ -285,22 +325,38 @@ fn system_install_needs_a_user_root_and_a_safe_binary() {
     let e = fx.with(|h| install(h, &a, false)).unwrap_err();
     assert!(e.message.contains("--user"), "{}", e.message);
     a.user = Some("root".into());
-    assert_eq!(fx.with(|h| install(h, &a, false)).unwrap_err().class, Class::Usage);
+    assert_eq!(
+        fx.with(|h| install(h, &a, false)).unwrap_err().class,
+        Class::Usage
+    );
     a.user = Some("nobody".into());
     a.dry_run = true;
     let out = fx.with(|h| install(h, &a, false)).unwrap();
-    assert!(out.contains("User=nobody") && out.contains("StateDirectory=pigsty-dns"), "{out}");
+    assert!(
+        out.contains("User=nobody") && out.contains("StateDirectory=pigsty-dns"),
+        "{out}"
+    );
     assert!(out.contains("--state-dir /var/lib/pigsty-dns"), "{out}");
     a.dry_run = false;
     let e = fx.with(|h| install(h, &a, false)).unwrap_err();
     assert_eq!(e.class, Class::Capability, "{}", e.message);
     a.common.state_dir = Some("/srv/dns".into());
-    assert_eq!(fx.with(|h| install(h, &a, false)).unwrap_err().class, Class::Usage);
+    assert_eq!(
+        fx.with(|h| install(h, &a, false)).unwrap_err().class,
+        Class::Usage
+    );
     fx.is_root = true;
     a.common.state_dir = None;
     fx.with(|h| install(h, &a, false)).unwrap();
-    assert!(fx.root().join("etc/systemd/system/pigsty-dns.service").exists());
-    assert!(fx.calls().contains(&"run systemctl restart pigsty-dns.service".to_string()));
+    assert!(
+        fx.root()
+            .join("etc/systemd/system/pigsty-dns.service")
+            .exists()
+    );
+    assert!(
+        fx.calls()
+            .contains(&"run systemctl restart pigsty-dns.service".to_string())
+    );
 }
 
 #[test]
@@ -375,7 +431,11 @@ fn a_route_that_stays_stops_the_uninstall_before_the_server() {
     a.with_route = true;
     let e = fx.with(|h| uninstall(h, &a, false)).unwrap_err();
     assert_eq!(e.class, Class::Partial);
-    assert!(!fx.calls().iter().any(|c| c.contains("systemctl")), "{:?}", fx.calls());
+    assert!(
+        !fx.calls().iter().any(|c| c.contains("systemctl")),
+        "{:?}",
+        fx.calls()
+    );
     assert!(unit.exists());
     // A failing route uninstall: same, nothing stopped.
     fx.route.uninstall_ok = false;
@@ -400,12 +460,18 @@ fn without_root_the_two_commands_are_printed_in_order_and_nothing_runs() {
     let second = r.find("2. ").unwrap();
     assert!(first < second, "{r}");
     assert!(r[first..second].contains("route uninstall --yes"), "{r}");
-    assert!(r[second..].contains("service uninstall") && r[second..].contains("--purge"), "{r}");
+    assert!(
+        r[second..].contains("service uninstall") && r[second..].contains("--purge"),
+        "{r}"
+    );
     assert_eq!(fx.calls(), ["route status"]);
     // The dry run shows the order too.
     a.dry_run = true;
     let out = fx.with(|h| uninstall(h, &a, false)).unwrap();
-    let (ru, rv) = (out.find("route uninstall").unwrap(), out.find("route status shows").unwrap());
+    let (ru, rv) = (
+        out.find("route uninstall").unwrap(),
+        out.find("route status shows").unwrap(),
+    );
     assert!(ru < rv, "{out}");
 }
 
@@ -448,7 +514,10 @@ fn status_combines_the_unit_and_the_daemon() {
         common: fx.uninstall_args().common,
     };
     let out = fx.with(|h| status(h, &a, false)).unwrap();
-    assert!(out.contains("active (running), pid 42, restarts 1, enabled"), "{out}");
+    assert!(
+        out.contains("active (running), pid 42, restarts 1, enabled"),
+        "{out}"
+    );
     assert!(out.contains("daemon status of"), "{out}");
     fx.runner = FakeRunner::new(fx.log.clone()).on(
         "systemctl --user show",
