@@ -127,10 +127,10 @@ pub fn detect_mdns(root: &Path, runner: &mut dyn Runner) -> Vec<String> {
         found.push("avahi-daemon is running".into());
     }
     let resolved_running = root.join("run/systemd/resolve").is_dir();
-    if resolved_running || unit_enabled(runner, "systemd-resolved.service") {
-        if let Some(why) = resolved_mdns(root, runner, resolved_running) {
-            found.push(why);
-        }
+    if (resolved_running || unit_enabled(runner, "systemd-resolved.service"))
+        && let Some(why) = resolved_mdns(root, runner, resolved_running)
+    {
+        found.push(why);
     }
     if let Some(who) = udp_bound(root, MDNS) {
         found.push(format!("UDP port 5353 is already bound ({who})"));
