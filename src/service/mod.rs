@@ -109,6 +109,8 @@ pub struct Host<'a> {
     /// Prefix of every system path read or written (`/` on a real host).
     pub root: PathBuf,
     pub is_root: bool,
+    /// `$SUDO_USER` when run through sudo: a user unit then belongs to that user, not to root.
+    pub sudo_user: Option<String>,
     /// This binary (default program, and the one whose `route` commands are printed).
     pub exe: PathBuf,
     pub runner: &'a mut dyn Runner,
@@ -215,6 +217,9 @@ pub fn run(cmd: &ServiceCommand, json: bool) -> Result<String, AppError> {
         config_home,
         root: PathBuf::from("/"),
         is_root: uid == 0,
+        sudo_user: std::env::var("SUDO_USER")
+            .ok()
+            .filter(|u| !u.is_empty() && uid == 0),
         exe,
         runner: &mut runner,
         route: &mut route,
@@ -532,7 +537,11 @@ pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs, json: bool) -> Result<S
                 "add --with-route to remove the route first, or run pigsty-dns route uninstall first",
             ));
         }
-        RouteState::Installed(_) if !host.is_root && !a.dry_run => {
+        // Root is needed for the route, but `systemctl --user` under sudo would talk to root's own
+        // user manager: for a user unit under sudo the two steps are split as well.
+        RouteState::Installed(_)
+            if !a.dry_run && (!host.is_root || (!c.system && host.sudo_user.is_some())) =>
+        {
             let exe = shell_word(&host.exe.display().to_string());
             let mut again = vec![exe.clone(), "service".into(), "uninstall".into()];
             if c.system {
@@ -546,10 +555,18 @@ pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs, json: bool) -> Result<S
                 again.push("--purge".into());
             }
             let first = format!("sudo {exe} route uninstall --yes");
-            let second = again.join(" ");
+            let second = if c.system {
+                format!("sudo {}", again.join(" "))
+            } else {
+                again.join(" ")
+            };
             let mut e = AppError::new(
                 Class::Capability,
-                "removing the resolver route needs root; nothing was changed",
+                if host.is_root {
+                    "the route needs root but the user unit belongs to the user who ran sudo; nothing was changed"
+                } else {
+                    "removing the resolver route needs root; nothing was changed"
+                },
                 format!("run these two commands, in this order: {first}  then: {second}"),
             );
             e.report = Some(format!(

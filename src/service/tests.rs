@@ -42,6 +42,7 @@ impl RouteSeam for FakeRoute {
 struct Fixture {
     os: Os,
     is_root: bool,
+    sudo_user: Option<String>,
     dir: tempfile::TempDir,
     log: Log,
     runner: FakeRunner,
@@ -56,6 +57,7 @@ impl Fixture {
         Fixture {
             os,
             is_root: false,
+            sudo_user: None,
             dir: tempfile::tempdir().unwrap(),
             runner: FakeRunner::new(log.clone())
                 .on("systemctl --version", 0, "systemd 252 (252.38-1~deb12u1)\n")
@@ -105,6 +107,7 @@ impl Fixture {
             home,
             root,
             is_root: self.is_root,
+            sudo_user: self.sudo_user.clone(),
             exe: std::env::current_exe().unwrap(),
             runner: &mut self.runner,
             route: &mut self.route,
@@ -465,6 +468,15 @@ fn without_root_the_two_commands_are_printed_in_order_and_nothing_runs() {
         "{r}"
     );
     assert_eq!(fx.calls(), ["route status"]);
+    // Under sudo a user unit is not root's to stop: split the same way.
+    fx.is_root = true;
+    fx.sudo_user = Some("alice".into());
+    let e = fx.with(|h| uninstall(h, &a, false)).unwrap_err();
+    assert_eq!(e.class, Class::Capability);
+    assert!(
+        e.report.unwrap().contains("2. /"),
+        "the second command runs without sudo"
+    );
     // The dry run shows the order too.
     a.dry_run = true;
     let out = fx.with(|h| uninstall(h, &a, false)).unwrap();
