@@ -151,6 +151,9 @@ enum Command {
         #[command(subcommand)]
         cmd: RouteCommand,
     },
+    /// Run the server as a systemd or launchd service: install, uninstall, status.
+    #[command(subcommand)]
+    Service(pigsty_dns::service::ServiceCommand),
 }
 
 fn run(cli: &Cli) -> Result<String, AppError> {
@@ -238,6 +241,7 @@ fn run(cli: &Cli) -> Result<String, AppError> {
         } => commands::rollback(*serial, state.state_dir.as_deref(), *dry_run, cli.json)
             .map(|(text, _)| text),
         Command::Route { cmd } => pigsty_dns::route::run(cmd, cli.json),
+        Command::Service(cmd) => pigsty_dns::service::run(cmd, cli.json),
     }
 }
 

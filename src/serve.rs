@@ -172,6 +172,12 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
     };
     write_status("running");
     tracing::info!(listen = ?listen, zone = %o.zone, serial = live.serial(), "answering");
+    // Bound and loaded: only now may a Type=notify service manager count us as started.
+    crate::notify::ready(&format!(
+        "serving {} serial {} on {listen:?}",
+        o.zone,
+        live.serial()
+    ));
 
     // Every wake-up source (directory events, SIGHUP, the followed file, the timer) leads to one refresh.
     let (wake_tx, mut wake_rx) = mpsc::unbounded_channel::<()>();
@@ -242,6 +248,7 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
             _ = term.recv() => tracing::info!("SIGTERM: stopping"),
             _ = int.recv() => tracing::info!("SIGINT: stopping"),
         }
+        crate::notify::stopping();
     };
     let served = bound
         .serve(live.view.clone(), counters.clone(), shutdown)

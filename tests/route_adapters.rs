@@ -760,10 +760,16 @@ fn without_a_journal_uninstall_finds_its_files_by_marker() {
 #[test]
 fn status_reports_the_leaking_no_scope_state() {
     let mut t = T::new(facts("systemd 252 (252.39-1)"));
+    let none = t.ctx_do(|c| route::status(c, true)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&none).unwrap();
+    assert_eq!(v["installed"], false, "{none}");
     t.install(&req(None, None), false, true).unwrap();
     let ok = t.ctx_do(|c| route::status(c, true)).unwrap();
     let v: serde_json::Value = serde_json::from_str(&ok).unwrap();
     assert_eq!(v["ok"], true, "{ok}");
+    // `service uninstall` reads these two to order the teardown.
+    assert_eq!(v["installed"], true, "{ok}");
+    assert_eq!(v["adapter"], "resolved-link", "{ok}");
     t.runner.reset();
     t.runner.always(
         "resolvectl --no-pager status pigsty-dns0",

@@ -997,6 +997,10 @@ pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
 struct StatusReport {
     format: u32,
     ok: bool,
+    /// Whether anything of a route is in place (a journal, or files with the ownership marker): what
+    /// `service uninstall` asks before it stops the daemon.
+    installed: bool,
+    adapter: Option<String>,
     items: Vec<Item>,
 }
 
@@ -1004,9 +1008,17 @@ pub fn status(ctx: &mut Ctx<'_>, json: bool) -> Result<String, AppError> {
     let items = status_items(ctx);
     let ok = items.iter().all(|i| i.ok);
     if json {
+        // An unreadable journal counts as installed: never let a teardown assume the route is gone.
+        let (installed, adapter) = match journal::read(&ctx.journal_dir) {
+            Ok(Some(j)) => (true, Some(j.adapter)),
+            Ok(None) => (!orphans(ctx).is_empty(), None),
+            Err(_) => (true, None),
+        };
         return Ok(crate::commands::to_json(&StatusReport {
             format: 1,
             ok,
+            installed,
+            adapter,
             items,
         }));
     }

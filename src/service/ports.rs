@@ -1,0 +1,411 @@
+//! Which listen addresses a service can use. 5353 is the mDNS port: on macOS mDNSResponder holds UDP
+//! *:5353 and a LaunchAgent cannot bind beside it; on Linux a server that starts before Avahi or
+//! resolved's mDNS locks them out, and one that starts after them crash-loops. Detection is read-only.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use super::runner::Runner;
+use crate::error::{AppError, Class};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    Linux,
+    Macos,
+}
+
+impl Os {
+    pub fn this() -> Os {
+        if cfg!(target_os = "macos") {
+            Os::Macos
+        } else {
+            Os::Linux
+        }
+    }
+}
+
+const MDNS: u16 = 5353;
+
+fn suggest(addr: &SocketAddr) -> SocketAddr {
+    SocketAddr::new(addr.ip(), 5354)
+}
+
+/// Refuses what can never work as a service; `mdns` lists the mDNS stacks found (Linux).
+pub fn check_listen(os: Os, listen: &[SocketAddr], mdns: &[String]) -> Result<(), AppError> {
+    if listen.is_empty() {
+        return Err(AppError::new(
+            Class::Usage,
+            "no listen address",
+            "give --listen 127.0.0.1:5354",
+        ));
+    }
+    for a in listen {
+        let loopback = match a.ip() {
+            std::net::IpAddr::V4(v) => v.is_loopback(),
+            std::net::IpAddr::V6(v) => v.is_loopback(),
+        };
+        if !loopback {
+            return Err(AppError::new(
+                Class::Usage,
+                format!("{a} is not a loopback address; the server is for this machine only"),
+                format!("give --listen 127.0.0.1:{}", a.port().max(1)),
+            ));
+        }
+        let why = match a.port() {
+            0 => Some("port 0 picks a new port at every start, so no resolver route could find it"),
+            53 => Some("port 53 is privileged (and mDNSResponder's DNS proxy on macOS)"),
+            5355 => Some("port 5355 is LLMNR, which systemd-resolved listens on"),
+            _ => None,
+        };
+        if let Some(why) = why {
+            return Err(AppError::new(
+                Class::Usage,
+                format!("cannot install a service on {a}: {why}"),
+                format!("give --listen {}", suggest(a)),
+            ));
+        }
+        if a.port() != MDNS {
+            continue;
+        }
+        if os == Os::Macos {
+            return Err(AppError::new(
+                Class::Capability,
+                format!(
+                    "cannot install a service on {a}: UDP 5353 belongs to mDNSResponder, and a LaunchAgent cannot bind it"
+                ),
+                format!(
+                    "give --listen {} (and use that port for the route)",
+                    suggest(a)
+                ),
+            ));
+        }
+        if !mdns.is_empty() {
+            return Err(AppError::new(
+                Class::Conflict,
+                format!(
+                    "cannot install a service on {a}: 5353 is the mDNS port and {} — a server that starts first locks it out, one that starts after it crash-loops",
+                    mdns.join("; ")
+                ),
+                format!(
+                    "give --listen {} (and use that port for the route)",
+                    suggest(a)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+const ENABLED: &[&str] = &[
+    "enabled",
+    "enabled-runtime",
+    "static",
+    "indirect",
+    "alias",
+    "linked",
+];
+
+fn unit_enabled(runner: &mut dyn Runner, unit: &str) -> bool {
+    let argv = ["systemctl", "is-enabled", unit].map(String::from);
+    runner
+        .run(&argv)
+        .map(|o| ENABLED.contains(&o.stdout.trim()))
+        .unwrap_or(false)
+}
+
+/// Every mDNS stack that would want UDP 5353 on this Linux host, each as a short phrase. `root`
+/// prefixes every file read (`/` on a real host).
+pub fn detect_mdns(root: &Path, runner: &mut dyn Runner) -> Vec<String> {
+    let mut found = Vec::new();
+    for unit in ["avahi-daemon.service", "avahi-daemon.socket"] {
+        if unit_enabled(runner, unit) {
+            found.push(format!("{unit} is enabled"));
+            break;
+        }
+    }
+    if found.is_empty() && root.join("run/avahi-daemon/pid").exists() {
+        found.push("avahi-daemon is running".into());
+    }
+    let resolved_running = root.join("run/systemd/resolve").is_dir();
+    if (resolved_running || unit_enabled(runner, "systemd-resolved.service"))
+        && let Some(why) = resolved_mdns(root, runner, resolved_running)
+    {
+        found.push(why);
+    }
+    if let Some(who) = udp_bound(root, MDNS) {
+        found.push(format!("UDP port 5353 is already bound ({who})"));
+    }
+    found
+}
+
+/// resolved's mDNS: the running daemon's own view when it answers, else its configuration.
+fn resolved_mdns(root: &Path, runner: &mut dyn Runner, running: bool) -> Option<String> {
+    if running {
+        let argv = ["resolvectl", "status"].map(String::from);
+        if let Ok(o) = runner.run(&argv).filter_ok() {
+            // The first Protocols: line is the Global section's: "+mDNS", "mDNS=resolve" or "-mDNS".
+            if let Some(line) = o
+                .stdout
+                .lines()
+                .find(|l| l.trim_start().starts_with("Protocols:"))
+            {
+                return (!line.contains("-mDNS"))
+                    .then(|| "systemd-resolved has mDNS enabled (resolvectl status)".to_string());
+            }
+        }
+    }
+    match multicast_dns_setting(root) {
+        Some(v) if is_off(&v) => None,
+        Some(v) => Some(format!("systemd-resolved has MulticastDNS={v}")),
+        None => Some(
+            "systemd-resolved is enabled and its MulticastDNS= default could not be read (upstream default: yes)"
+                .into(),
+        ),
+    }
+}
+
+trait FilterOk {
+    fn filter_ok(self) -> Self;
+}
+
+impl FilterOk for std::io::Result<super::runner::Output> {
+    fn filter_ok(self) -> Self {
+        match self {
+            Ok(o) if o.ok() => Ok(o),
+            Ok(_) => Err(std::io::Error::other("failed")),
+            e => e,
+        }
+    }
+}
+
+fn is_off(v: &str) -> bool {
+    matches!(
+        v.to_ascii_lowercase().as_str(),
+        "no" | "false" | "0" | "off"
+    )
+}
+
+/// The effective `MulticastDNS=` from resolved.conf and its drop-ins (later wins, /etc over /run over
+/// /usr/lib for one file name). With no setting, the shipped file's commented default line
+/// (`#MulticastDNS=no`) tells the compiled-in default.
+pub fn multicast_dns_setting(root: &Path) -> Option<String> {
+    let main = root.join("etc/systemd/resolved.conf");
+    let main_text = std::fs::read_to_string(&main).unwrap_or_default();
+    let mut value = key_in(&main_text, false);
+    let mut dropins: std::collections::BTreeMap<String, std::path::PathBuf> = Default::default();
+    for dir in [
+        "usr/lib/systemd/resolved.conf.d",
+        "run/systemd/resolved.conf.d",
+        "etc/systemd/resolved.conf.d",
+    ] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".conf") {
+                dropins.insert(name, e.path());
+            }
+        }
+    }
+    for path in dropins.values() {
+        if let Some(v) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| key_in(&t, false))
+        {
+            value = Some(v);
+        }
+    }
+    value.or_else(|| key_in(&main_text, true))
+}
+
+/// The last `MulticastDNS=` in the [Resolve] section; `commented` reads `#MulticastDNS=` lines instead.
+fn key_in(text: &str, commented: bool) -> Option<String> {
+    let mut in_resolve = false;
+    let mut found = None;
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with('[') {
+            in_resolve = l == "[Resolve]";
+            continue;
+        }
+        let l = if commented {
+            match l.strip_prefix('#') {
+                Some(rest) => rest.trim_start(),
+                None => continue,
+            }
+        } else {
+            l
+        };
+        if let Some(v) = l.strip_prefix("MulticastDNS=").filter(|_| in_resolve) {
+            found = Some(v.trim().to_string());
+        }
+    }
+    found
+}
+
+/// Who holds a UDP port, from /proc/net/udp{,6}: "uid N".
+fn udp_bound(root: &Path, port: u16) -> Option<String> {
+    for table in ["proc/net/udp", "proc/net/udp6"] {
+        let Ok(text) = std::fs::read_to_string(root.join(table)) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(uid)) = (f.get(1), f.get(7)) else {
+                continue;
+            };
+            let p = local
+                .rsplit(':')
+                .next()
+                .and_then(|h| u16::from_str_radix(h, 16).ok());
+            if p == Some(port) {
+                return Some(format!("uid {uid}"));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::runner::fake::FakeRunner;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    fn addrs(s: &str) -> Vec<SocketAddr> {
+        vec![s.parse().unwrap()]
+    }
+
+    #[test]
+    fn refuses_ports_that_cannot_work() {
+        let none: Vec<String> = vec![];
+        assert!(check_listen(Os::Linux, &addrs("127.0.0.1:5354"), &none).is_ok());
+        assert!(check_listen(Os::Linux, &addrs("127.0.0.1:5353"), &none).is_ok());
+        let e = check_listen(Os::Macos, &addrs("127.0.0.1:5353"), &none).unwrap_err();
+        assert_eq!(e.class, Class::Capability);
+        assert!(e.message.contains("mDNSResponder") && e.next.contains("127.0.0.1:5354"));
+        let e = check_listen(
+            Os::Linux,
+            &addrs("127.0.0.1:5353"),
+            &["avahi-daemon.service is enabled".into()],
+        )
+        .unwrap_err();
+        assert_eq!(e.class, Class::Conflict);
+        assert!(
+            e.message.contains("avahi-daemon.service is enabled"),
+            "{}",
+            e.message
+        );
+        for bad in [
+            "127.0.0.1:0",
+            "127.0.0.1:53",
+            "127.0.0.1:5355",
+            "10.0.0.1:5354",
+        ] {
+            assert_eq!(
+                check_listen(Os::Linux, &addrs(bad), &none)
+                    .unwrap_err()
+                    .class,
+                Class::Usage,
+                "{bad}"
+            );
+        }
+        assert!(check_listen(Os::Linux, &[], &none).is_err());
+    }
+
+    fn runner() -> FakeRunner {
+        FakeRunner::new(Rc::new(RefCell::new(Vec::new()))).on(
+            "systemctl is-enabled",
+            1,
+            "disabled\n",
+        )
+    }
+
+    #[test]
+    fn detects_avahi_resolved_and_a_bound_port_from_files_and_systemctl() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        assert!(detect_mdns(r, &mut runner()).is_empty());
+
+        let mut avahi = FakeRunner::new(Rc::new(RefCell::new(Vec::new())))
+            .on("systemctl is-enabled avahi-daemon.service", 0, "enabled\n")
+            .on("systemctl is-enabled", 1, "disabled\n");
+        assert_eq!(
+            detect_mdns(r, &mut avahi),
+            ["avahi-daemon.service is enabled"]
+        );
+
+        // resolved running, its own view says -mDNS: not a holder, whatever the files say.
+        std::fs::create_dir_all(r.join("run/systemd/resolve")).unwrap();
+        let mut off = runner().on(
+            "resolvectl status",
+            0,
+            "Global\n       Protocols: +LLMNR -mDNS -DNSOverTLS DNSSEC=no/unsupported\n",
+        );
+        assert!(detect_mdns(r, &mut off).is_empty());
+        let mut on = runner().on(
+            "resolvectl status",
+            0,
+            "Global\n       Protocols: +LLMNR +mDNS -DNSOverTLS\nLink 2\n    Protocols: -mDNS\n",
+        );
+        assert_eq!(detect_mdns(r, &mut on).len(), 1);
+
+        // resolvectl fails: the configuration decides (drop-in over main file over commented default).
+        let mut broken = runner().on("resolvectl status", 1, "");
+        std::fs::create_dir_all(r.join("etc/systemd/resolved.conf.d")).unwrap();
+        std::fs::write(
+            r.join("etc/systemd/resolved.conf"),
+            "[Resolve]\n#MulticastDNS=no\n",
+        )
+        .unwrap();
+        assert!(detect_mdns(r, &mut broken).is_empty());
+        std::fs::write(
+            r.join("etc/systemd/resolved.conf.d/mdns.conf"),
+            "[Resolve]\nMulticastDNS=yes\n",
+        )
+        .unwrap();
+        assert_eq!(
+            detect_mdns(r, &mut broken),
+            ["systemd-resolved has MulticastDNS=yes"]
+        );
+        std::fs::remove_dir_all(r.join("run/systemd/resolve")).unwrap();
+        assert!(
+            detect_mdns(r, &mut runner()).is_empty(),
+            "resolved neither running nor enabled"
+        );
+
+        std::fs::create_dir_all(r.join("proc/net")).unwrap();
+        std::fs::write(
+            r.join("proc/net/udp"),
+            "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+             0: 00000000:14E9 00000000:0000 07 00000000:00000000 00:00000000 00000000   107        0 1234 2\n",
+        )
+        .unwrap();
+        assert_eq!(
+            detect_mdns(r, &mut runner()),
+            ["UDP port 5353 is already bound (uid 107)"]
+        );
+    }
+
+    #[test]
+    fn multicast_dns_default_comes_from_the_commented_line() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        assert_eq!(multicast_dns_setting(r), None);
+        std::fs::create_dir_all(r.join("etc/systemd")).unwrap();
+        std::fs::write(
+            r.join("etc/systemd/resolved.conf"),
+            "[Resolve]\n#MulticastDNS=yes\n",
+        )
+        .unwrap();
+        assert_eq!(multicast_dns_setting(r).as_deref(), Some("yes"));
+        std::fs::write(
+            r.join("etc/systemd/resolved.conf"),
+            "[Resolve]\n#MulticastDNS=yes\nMulticastDNS=resolve\n",
+        )
+        .unwrap();
+        assert_eq!(multicast_dns_setting(r).as_deref(), Some("resolve"));
+    }
+}

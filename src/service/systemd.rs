@@ -1,0 +1,171 @@
+//! systemd: where the unit goes, the systemctl calls that install / remove it, and reading its state.
+
+use std::path::{Path, PathBuf};
+
+use super::plan::Step;
+use super::runner::Runner;
+
+pub const UNIT: &str = "pigsty-dns.service";
+
+/// `~/.config/systemd/user` (or `$XDG_CONFIG_HOME/systemd/user`) for the user unit;
+/// `/etc/systemd/system` under `root` for the system unit.
+pub fn unit_path(system: bool, config_home: &Path, root: &Path) -> PathBuf {
+    if system {
+        root.join("etc/systemd/system").join(UNIT)
+    } else {
+        config_home.join("systemd/user").join(UNIT)
+    }
+}
+
+pub fn ctl(system: bool, args: &[&str]) -> Vec<String> {
+    let mut v = vec!["systemctl".to_string()];
+    if !system {
+        v.push("--user".into());
+    }
+    v.extend(args.iter().map(|a| a.to_string()));
+    v
+}
+
+/// `systemd 252 (252.38-1~deb12u1)` → 252.
+pub fn parse_version(stdout: &str) -> Option<u32> {
+    stdout
+        .lines()
+        .next()?
+        .strip_prefix("systemd ")?
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The host's systemd version; 0 when unknown (then nothing version-dependent is rendered).
+pub fn version(runner: &mut dyn Runner) -> u32 {
+    runner
+        .run(&["systemctl".to_string(), "--version".to_string()])
+        .ok()
+        .filter(|o| o.ok())
+        .and_then(|o| parse_version(&o.stdout))
+        .unwrap_or(0)
+}
+
+/// Write, reload, enable, then restart (not `enable --now`: an upgrade must restart a running daemon).
+pub fn install_steps(system: bool, path: &Path, content: String) -> Vec<Step> {
+    vec![
+        Step::Write {
+            path: path.to_path_buf(),
+            content,
+            mode: 0o644,
+        },
+        Step::Run {
+            argv: ctl(system, &["daemon-reload"]),
+            may_fail: false,
+        },
+        Step::Run {
+            argv: ctl(system, &["enable", UNIT]),
+            may_fail: false,
+        },
+        Step::Run {
+            argv: ctl(system, &["restart", UNIT]),
+            may_fail: false,
+        },
+    ]
+}
+
+pub fn uninstall_steps(system: bool, path: &Path) -> Vec<Step> {
+    vec![
+        Step::Run {
+            argv: ctl(system, &["disable", "--now", UNIT]),
+            may_fail: false,
+        },
+        Step::Remove {
+            path: path.to_path_buf(),
+        },
+        Step::Run {
+            argv: ctl(system, &["daemon-reload"]),
+            may_fail: false,
+        },
+        // Forget a failed state so the unit name is clean; nothing to reset is fine.
+        Step::Run {
+            argv: ctl(system, &["reset-failed", UNIT]),
+            may_fail: true,
+        },
+    ]
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct UnitState {
+    pub load: String,
+    pub active: String,
+    pub sub: String,
+    pub enabled: String,
+    pub pid: u32,
+    pub restarts: u32,
+    pub result: String,
+}
+
+pub const SHOW_PROPS: &str =
+    "LoadState,ActiveState,SubState,UnitFileState,MainPID,NRestarts,Result";
+
+pub fn parse_show(text: &str) -> UnitState {
+    let mut s = UnitState::default();
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        let v = v.trim().to_string();
+        match k {
+            "LoadState" => s.load = v,
+            "ActiveState" => s.active = v,
+            "SubState" => s.sub = v,
+            "UnitFileState" => s.enabled = v,
+            "MainPID" => s.pid = v.parse().unwrap_or(0),
+            "NRestarts" => s.restarts = v.parse().unwrap_or(0),
+            "Result" => s.result = v,
+            _ => {}
+        }
+    }
+    s
+}
+
+pub fn show(runner: &mut dyn Runner, system: bool) -> Result<UnitState, String> {
+    let argv = ctl(system, &["show", UNIT, "-p", SHOW_PROPS]);
+    match runner.run(&argv) {
+        Ok(o) if o.ok() => Ok(parse_show(&o.stdout)),
+        Ok(o) => Err(format!(
+            "{} exited {:?}: {}",
+            argv.join(" "),
+            o.code,
+            o.stderr.trim()
+        )),
+        Err(e) => Err(format!("cannot run {}: {e}", argv.join(" "))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_version_and_show() {
+        assert_eq!(
+            parse_version("systemd 252 (252.38-1~deb12u1)\n+PAM"),
+            Some(252)
+        );
+        assert_eq!(parse_version("systemd 257.1\n"), Some(257));
+        assert_eq!(parse_version("nope"), None);
+        let s = parse_show(
+            "LoadState=loaded\nActiveState=active\nSubState=running\nUnitFileState=enabled\nMainPID=42\nNRestarts=3\nResult=success\n",
+        );
+        assert_eq!(
+            (
+                s.load.as_str(),
+                s.active.as_str(),
+                s.sub.as_str(),
+                s.pid,
+                s.restarts
+            ),
+            ("loaded", "active", "running", 42, 3)
+        );
+        assert_eq!(s.enabled, "enabled");
+    }
+}
