@@ -755,8 +755,8 @@ const ALLOWED: &[Allowed] = &[
         peers: &[Peer::Knot, Peer::Nsd],
         rfc: "RFC 8482 §4, §4.1",
         why: "For QTYPE=ANY a responder may return one RRset or any larger subset of what exists at the \
-              name. At the apex pigsty-dns returns the SOA RRset; Knot returns the NS RRset over UDP \
-              (and may return more over TCP). Both answers are whole RRsets that exist at the name.",
+              name. At the apex pigsty-dns (and NSD) return the SOA RRset; Knot returns the NS RRset, \
+              over UDP and TCP alike. Both answers are whole RRsets that exist at the name.",
         adjust: |case, pig, peer, zone| {
             if case.qtype != RecordType::ANY || pig.rcode != 0 || peer.rcode != 0 {
                 return false;
