@@ -218,14 +218,7 @@ impl StateDir {
     /// the kernel when the holder dies, so a killed server never blocks a restart.
     pub fn lock_server(&self) -> Result<File, StoreError> {
         let path = self.root.join(SERVER_LOCK);
-        let mut f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| StoreError::io(format!("cannot open {}", path.display()), e))?;
+        let mut f = open_lock_file(&path)?;
         // SAFETY: flock on a file descriptor we own.
         if unsafe {
             libc::flock(
@@ -361,14 +354,7 @@ impl StateDir {
     /// The writer lock (flock, so a killed writer never leaves it held), waited for a bounded time.
     fn lock(&self) -> Result<File, StoreError> {
         let path = self.root.join(WRITER_LOCK);
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| StoreError::io(format!("cannot open {}", path.display()), e))?;
+        let f = open_lock_file(&path)?;
         let start = Instant::now();
         loop {
             // SAFETY: flock on a file descriptor we own.
@@ -401,6 +387,18 @@ impl StateDir {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// A lock file is never truncated on open: the server lock holds the holder's pid for the error message.
+fn open_lock_file(path: &Path) -> Result<File, StoreError> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| StoreError::io(format!("cannot open {}", path.display()), e))
 }
 
 pub fn file_name(serial: u32, self_digest: &str) -> String {
