@@ -1,0 +1,426 @@
+#!/bin/bash
+# delegate-lab.sh - end-to-end test of `pigsty-dns route install|uninstall` with the resolved-delegate
+# adapter (/etc/systemd/dns-delegate.d/, systemd >= 258) against a REAL systemd-resolved 258+ from a
+# minimal Debian unstable ("sid") root made with debootstrap, inside a throw-away network + mount + pid
+# namespace with a private D-Bus. Adapted from the project's reference lab (shared/lab/sid-delegate-lab.sh).
+#
+# Everything the route touches runs inside the sid root (chroot): `pigsty-dns serve`, `pigsty-dns route`
+# (the host binary, bind-mounted in; it needs only glibc), resolved, resolvectl, getent, dig. The route's
+# --root is the per-run dir /run/lab/rroot, whose etc/systemd is bind-mounted over the root's /etc/systemd
+# (so resolved reads what the route writes); the journal lives under it too. /run and /tmp are tmpfs.
+# Nothing on the host changes and the cached sid root is left as it was (both are checked).
+#
+# There is no systemd as PID 1 in the lab, so `systemctl` on the route's PATH is a lab wrapper: it
+# accepts only `reload systemd-resolved[.service]` and does what systemd does for Type=notify-reload,
+# SIGHUP to resolved, then waits until resolved logged the reload. The production path is unchanged.
+#
+# Usage (as root): delegate-lab.sh [test]   PASS/FAIL lines, then "N passed, N failed"; exit 0 iff
+#                                            nothing failed
+#                  delegate-lab.sh build    only build (or verify) the cached sid root
+# Environment:
+#   PIGSTY_DNS_BIN        the pigsty-dns binary (required)
+#   PIGSTY_DNS_SERVE_BIN  what runs `serve --listen 127.0.0.1:5354 --records F --state-dir D` (default
+#                         PIGSTY_DNS_BIN)
+#   PIGSTY_DNS_RECORDS    zones/pigsty.test.yml (required)
+#   SID_CACHE             where the sid root is cached (default ${TMPDIR:-/tmp}/pigsty-dns-sid-lab; the
+#                         root is $SID_CACHE/root, built once per machine, ~50 s and ~180 MB)
+#   LAB                   per-run work dir (default $SID_CACHE/run); $LAB/state is recreated every run
+#   LAB_TIMEOUT           hard limit for the namespace part, seconds (default 90)
+#   MIRROR                Debian archive URL for debootstrap (default: the first Debian archive URI in
+#                         the host's apt sources that carries SUITE; the apt configuration is not changed)
+#   SUITE                 Debian suite to bootstrap (default sid); REBUILD=1 builds the root again
+# Addresses: loopback and TEST-NET-2 198.51.100.254/32 on an uplink stand-in, all inside the private
+# netns (no route anywhere). The daemon listens on 127.0.0.1:5354; the "default upstream" stand-in
+# (dnsmasq, global DNS=, answers every name with 203.0.113.99, logs every query) on 127.0.0.2:53.
+set -uo pipefail
+
+SID_CACHE=${SID_CACHE:-${TMPDIR:-/tmp}/pigsty-dns-sid-lab}
+LAB=${LAB:-$SID_CACHE/run}
+SUITE=${SUITE:-sid}
+SID=$SID_CACHE/root       # debootstrap'd root, reused between runs (same layout as the reference lab's)
+ST=$LAB/state             # per-run state; seen inside the root as $IN
+IN=/run/lab
+SELF=$(readlink -f "$0")
+INCLUDE=systemd-resolved,dbus,dnsmasq-base,bind9-dnsutils,iproute2
+MIN_VERSION=258
+PORT=5354
+
+die() { echo "delegate-lab: $*" >&2; exit 2; }
+
+# ---------------------------------------------------------------- outside the namespace
+apt_uris() {  # Debian archive URIs of the host's enabled "deb" sources, one-line and deb822 format
+	local f
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\//) { print $i; break } }' "$f"
+	done
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk 'BEGIN { RS = ""; FS = "\n" }
+		{
+			types = ""; uris = ""; enabled = "yes"
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^[ \t]*#/ || index($i, ":") == 0) continue
+				key = tolower(substr($i, 1, index($i, ":") - 1)); val = substr($i, index($i, ":") + 1)
+				if (key == "types") types = val
+				else if (key == "uris") uris = val
+				else if (key == "enabled") enabled = tolower(val)
+			}
+			gsub(/[ \t]/, "", enabled)
+			if (types ~ /(^|[ \t])deb([ \t]|$)/ && enabled != "no") {
+				n = split(uris, u, /[ \t]+/)
+				for (j = 1; j <= n; j++) if (u[j] != "") print u[j]
+			}
+		}' "$f"
+	done
+}
+
+pick_mirror() {  # the first host apt URI that serves dists/$SUITE from the Debian archive
+	if [ -n "${MIRROR:-}" ]; then echo "$MIRROR"; return 0; fi
+	local u
+	for u in $({ apt_uris | grep -E '/debian/?$'; apt_uris; } | grep -vi security | awk '!seen[$0]++'); do
+		u=${u%/}
+		# grep without -q reads to the end: with pipefail, an early exit would fail wget (SIGPIPE)
+		if timeout 60 wget -q -O - "$u/dists/$SUITE/Release" 2>/dev/null | grep '^Origin: Debian' >/dev/null; then
+			echo "$u"; return 0
+		fi
+	done
+	return 1
+}
+
+resolved_version() {  # major version of the root's systemd-resolved, or nothing
+	chroot "$SID" /usr/lib/systemd/systemd-resolved --version 2>/dev/null | awk 'NR == 1 { print $2 }'
+}
+
+build_root() {   # under an flock: concurrent runs build the cached root once
+	mkdir -p "$SID_CACHE"
+	exec 9>"$SID_CACHE/.lock"
+	flock -w 240 9 || die "another run holds $SID_CACHE/.lock"
+	if [ -z "${REBUILD:-}" ] && [ -f "$SID/.lab-root-ok" ]; then exec 9>&-; return 0; fi
+	command -v debootstrap >/dev/null || die "missing debootstrap (apt-get install debootstrap)"
+	command -v wget >/dev/null || die "missing wget (apt-get install wget)"
+	local mirror d
+	mirror=$(pick_mirror) || die "no Debian archive in the host's apt sources serves suite $SUITE (set MIRROR=)"
+	for d in "$SID" "$SID.new"; do   # never delete through a mount point
+		[ -e "$d" ] || continue
+		awk -v p="$d" '$5 == p || index($5, p "/") == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo &&
+			die "something is mounted under $d; refusing to delete it"
+	done
+	rm -rf "$SID" "$SID.new"
+	echo "# building the $SUITE root from $mirror (log: $SID_CACHE/debootstrap.log)"
+	local t0=$SECONDS
+	# a private mount namespace keeps debootstrap's /proc and /sys mounts in the target off the host
+	timeout -k 10 200 unshare --mount --propagation private \
+		debootstrap --variant=minbase --include="$INCLUDE" "$SUITE" "$SID.new" "$mirror" \
+		>"$SID_CACHE/debootstrap.log" 2>&1 || die "debootstrap failed (see $SID_CACHE/debootstrap.log)"
+	rm -f "$SID.new"/var/cache/apt/archives/*.deb
+	rm -rf "$SID.new"/var/lib/apt/lists/*
+	mv "$SID.new" "$SID"
+	local v; v=$(resolved_version)
+	echo "# root built in $((SECONDS - t0)) s, $(du -sh "$SID" | cut -f1), systemd-resolved ${v:-?}"
+	[ -n "$v" ] && [ "$v" -ge "$MIN_VERSION" ] 2>/dev/null ||
+		die "$SUITE has systemd-resolved '${v:-none}', DNS delegates need >= $MIN_VERSION"
+	echo "$v" >"$SID/.lab-root-ok"
+	exec 9>&-
+}
+
+host_fingerprint() {   # what must be byte-identical on the host before and after
+	sha256sum /etc/resolv.conf /etc/nsswitch.conf /etc/passwd /etc/group 2>/dev/null
+	find /etc/systemd /etc/NetworkManager -type f -exec sha256sum {} + 2>/dev/null | sort -k2
+	ls /run/systemd/resolve 2>/dev/null || true   # pipefail: a missing dir must not read as a change
+}
+sid_fingerprint() {    # the cached root must come out of a run as it went in
+	(cd "$SID" && find etc var/lib usr/lib/systemd -xdev \( -type f -o -type l \) -printf '%p %s %T@\n' 2>/dev/null | sort)
+}
+
+prepare_state() {
+	rm -rf "$ST"
+	mkdir -p "$ST/logs" "$ST/bin" "$ST/srv" "$ST/empty" "$ST/rroot/var/lib"
+	# the route's root: a copy of the sid root's own /etc/systemd (no dns-delegate.d, as shipped)
+	cp -a "$SID/etc/systemd" "$ST/rroot/etc-systemd.tmp" && mkdir -p "$ST/rroot/etc" &&
+		mv "$ST/rroot/etc-systemd.tmp" "$ST/rroot/etc/systemd" || die "copy etc/systemd"
+	cp "$PIGSTY_DNS_RECORDS" "$ST/records.yml"
+	: >"$ST/bin/pigsty-dns"; : >"$ST/bin/pigsty-dns-serve"   # bind-mount targets
+	cat >"$ST/bin/systemctl" <<EOF
+#!/bin/sh
+# Lab stand-in for systemctl (no systemd as PID 1 here). Only "reload systemd-resolved[.service]":
+# SIGHUP to the lab's resolved, which is what systemctl reload sends to a Type=notify-reload
+# service, then wait (max 10 s) until resolved logged the reload, as systemctl reload waits.
+echo "\$*" >>$IN/logs/systemctl.log
+case "\$*" in
+"reload systemd-resolved.service"|"reload systemd-resolved") ;;
+*) echo "lab systemctl: only 'reload systemd-resolved' is supported here, not: \$*" >&2; exit 1;;
+esac
+pid=\$(cat $IN/resolved.pid 2>/dev/null) && [ -n "\$pid" ] || { echo "lab systemctl: resolved is not running" >&2; exit 3; }
+n=\$(grep -c 'Config file reloaded' $IN/logs/resolved.log)
+kill -HUP "\$pid" || exit 1
+i=0
+while [ \$i -lt 100 ]; do
+	[ "\$(grep -c 'Config file reloaded' $IN/logs/resolved.log)" -gt "\$n" ] && exit 0
+	sleep 0.1; i=\$((i + 1))
+done
+echo "lab systemctl: resolved did not log a reload after SIGHUP" >&2; exit 1
+EOF
+	chmod 755 "$ST/bin/systemctl"
+	cat >"$ST/dbus-system.conf" <<'EOF'
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=/run/dbus/system_bus_socket</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+  </policy>
+  <includedir>/usr/share/dbus-1/system.d</includedir>
+</busconfig>
+EOF
+}
+
+outer() {
+	[ "$(id -u)" = 0 ] || die "must run as root"
+	local t
+	for t in unshare chroot mount timeout flock awk sha256sum; do command -v "$t" >/dev/null || die "missing $t"; done
+	local mode=${1:-test}
+	build_root
+	[ "$mode" = build ] && { echo "# root ready: $SID (systemd-resolved $(resolved_version))"; exit 0; }
+	[ "$mode" = test ] || die "unknown mode $mode (test|build)"
+	[ -x "${PIGSTY_DNS_BIN:-}" ] || die "set PIGSTY_DNS_BIN to the pigsty-dns binary"
+	PIGSTY_DNS_SERVE_BIN=${PIGSTY_DNS_SERVE_BIN:-$PIGSTY_DNS_BIN}
+	[ -x "$PIGSTY_DNS_SERVE_BIN" ] || die "PIGSTY_DNS_SERVE_BIN ($PIGSTY_DNS_SERVE_BIN) is not executable"
+	[ -f "${PIGSTY_DNS_RECORDS:-}" ] || die "set PIGSTY_DNS_RECORDS to zones/pigsty.test.yml"
+	export PIGSTY_DNS_BIN PIGSTY_DNS_SERVE_BIN SID_CACHE LAB SUITE
+	prepare_state
+	host_fingerprint >"$ST/host-before"
+	sid_fingerprint >"$ST/sid-before"
+	# LIBMOUNT_UTAB keeps mount(8) from writing /run/mount/utab on the host.
+	timeout -k 5 "${LAB_TIMEOUT:-90}" env LIBMOUNT_UTAB="$ST/utab" \
+		unshare --net --mount --pid --fork --kill-child=SIGKILL --mount-proc --propagation private \
+		"$SELF" --inner
+	local rc=$?
+	if host_fingerprint | diff - "$ST/host-before" >/dev/null; then
+		echo "PASS: host: /etc/resolv.conf, nsswitch.conf, passwd, group, /etc/systemd, /run/systemd/resolve unchanged"
+	else
+		echo "FAIL: host files changed:"; host_fingerprint | diff - "$ST/host-before"; rc=1
+	fi
+	if sid_fingerprint | diff - "$ST/sid-before" >/dev/null; then
+		echo "PASS: the cached sid root is unchanged"
+	else
+		echo "FAIL: the cached sid root changed:"; sid_fingerprint | diff - "$ST/sid-before" | head; rc=1
+	fi
+	exit $rc
+}
+
+# ---------------------------------------------------------------- inside the namespace (PID 1)
+KIND=; DBUS_PID=; RESOLVED_PID=; SRV_PID=; UP_PID=
+PASS=0; FAIL=0
+ULOG=; MARK_U=0
+CHROOT_PATH=$IN/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+# run a program of the sid root; daemons are started with a plain "chroot ... &" instead, so that
+# $! is the daemon itself (chroot and env exec it) and not a subshell
+sx() { chroot "$SID" env PATH="$CHROOT_PATH" "$@"; }
+rctl() { timeout 20 chroot "$SID" resolvectl --no-pager "$@"; }
+route() { timeout 60 chroot "$SID" env PATH="$CHROOT_PATH" "$IN/bin/pigsty-dns" route "$@" --root "$IN/rroot"; }
+
+setup_ns() {
+	mount -t tmpfs -o mode=755 tmpfs "$SID/run" || die "tmpfs run"
+	mkdir -p "$SID$IN" "$SID/run/dbus" "$SID/run/lock" "$SID/run/systemd/resolved.conf.d"
+	mount --bind "$ST" "$SID$IN" || die "bind state"
+	mount --bind "$PIGSTY_DNS_BIN" "$SID$IN/bin/pigsty-dns" || die "bind pigsty-dns"
+	mount --bind "$PIGSTY_DNS_SERVE_BIN" "$SID$IN/bin/pigsty-dns-serve" || die "bind pigsty-dns (serve)"
+	mount -t proc proc "$SID/proc" || die "proc"
+	mount -t sysfs -o ro sysfs "$SID/sys" || die "sysfs"    # read-only sysfs of this netns
+	mount -t tmpfs -o mode=1777 tmpfs "$SID/tmp" || die "tmpfs tmp"
+	mount --bind "$ST/rroot/etc/systemd" "$SID/etc/systemd" || die "bind etc/systemd"
+	local d
+	for d in usr/lib/systemd/resolved.conf.d usr/local/lib/systemd/resolved.conf.d \
+	         usr/lib/systemd/dns-delegate.d usr/local/lib/systemd/dns-delegate.d; do
+		[ -d "$SID/$d" ] && mount --bind "$ST/empty" "$SID/$d"
+	done
+	# isolation: compile-time defaults made explicit where they matter (in /run, not in the route's root)
+	printf '[Resolve]\nFallbackDNS=\nLLMNR=no\nMulticastDNS=no\nDNSSEC=no\nDNSOverTLS=no\nCache=no\n' \
+		>"$SID/run/systemd/resolved.conf.d/10-lab.conf"
+	printf '[Resolve]\nDNS=127.0.0.2\n' >"$SID/run/systemd/resolved.conf.d/40-upstream.conf"
+	sx ip link set lo up
+	if sx ip link add lab_probe type dummy 2>/dev/null; then KIND=dummy; sx ip link del lab_probe; else KIND=ifb; fi
+	chroot "$SID" dbus-daemon --config-file="$IN/dbus-system.conf" --nofork --nopidfile --nosyslog >"$ST/logs/dbus.log" 2>&1 &
+	DBUS_PID=$!
+	for _ in $(seq 50); do [ -S "$SID/run/dbus/system_bus_socket" ] && break; sleep 0.1; done
+	[ -S "$SID/run/dbus/system_bus_socket" ] || die "dbus-daemon did not start"
+	ULOG=$ST/logs/upstream.log; : >"$ULOG"; : >"$ST/logs/resolved.log"; : >"$ST/logs/systemctl.log"
+}
+
+waitport() { for _ in $(seq 50); do sx ss -lun | grep -q " $1 " && return 0; sleep 0.1; done; return 1; }
+stopkill() { [ -n "${1:-}" ] || return 0; kill "$1" 2>/dev/null; for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done; kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; return 0; }
+
+start_upstream() {    # stand-in for the host's normal DNS; answers anything, logs what it gets
+	chroot "$SID" dnsmasq --conf-file=/dev/null --keep-in-foreground --port=53 --listen-address=127.0.0.2 \
+		--bind-interfaces --no-resolv --no-hosts --no-negcache --cache-size=0 --user=root \
+		--pid-file="$IN/upstream.nspid" --address=/#/203.0.113.99 \
+		--log-queries=extra --log-facility="$IN/logs/upstream.log" >>"$ST/logs/upstream.out" 2>&1 &
+	UP_PID=$!; waitport 127.0.0.2:53 || die "upstream stand-in did not start"
+}
+stop_upstream() { stopkill "$UP_PID"; UP_PID=; }
+
+start_resolved() {
+	chroot "$SID" env SYSTEMD_LOG_LEVEL=debug /usr/lib/systemd/systemd-resolved >>"$ST/logs/resolved.log" 2>&1 &
+	RESOLVED_PID=$!; echo "$RESOLVED_PID" >"$ST/resolved.pid"
+	for _ in $(seq 100); do
+		[ -S "$SID/run/systemd/resolve/io.systemd.Resolve" ] && sx ss -lun | grep -q '127.0.0.53%lo:53 ' &&
+			rctl status >/dev/null 2>&1 && return 0
+		kill -0 "$RESOLVED_PID" 2>/dev/null || break; sleep 0.1
+	done
+	die "systemd-resolved did not come up (see $ST/logs/resolved.log)"
+}
+stop_resolved() { stopkill "$RESOLVED_PID"; RESOLVED_PID=; rm -f "$ST/resolved.pid"; rm -rf "$SID/run/systemd/resolve"; }
+
+start_daemon() {
+	chroot "$SID" "$IN/bin/pigsty-dns-serve" serve --listen 127.0.0.1:$PORT --records "$IN/records.yml" \
+		--state-dir "$IN/srv" >>"$ST/logs/daemon.log" 2>&1 &
+	SRV_PID=$!
+	for _ in $(seq 50); do
+		sx ss -lun | grep -q " 127.0.0.1:$PORT " && sx ss -ltn | grep -q " 127.0.0.1:$PORT " &&
+			[ -f "$ST/srv/status.json" ] && return 0
+		sleep 0.1
+	done
+	die "pigsty-dns serve did not come up (see $ST/logs/daemon.log)"
+}
+stop_daemon() { stopkill "$SRV_PID"; SRV_PID=; }
+
+mklink() { sx ip link add "$1" type "$KIND" && sx ip link set "$1" addrgenmode none && sx ip link set "$1" up; }
+uplink() { mklink pu0 && sx ip addr add 198.51.100.254/32 dev pu0; }   # gives the netns a routable address
+
+# the server rewrites status.json every 2 s: read counters.refused from a write made after this call
+stamp() { sed -n 's/.*"updated": *"\([^"]*\)".*/\1/p' "$ST/srv/status.json" | head -1; }
+refused() {
+	local s0; s0=$(stamp)
+	for _ in $(seq 60); do [ "$(stamp)" != "$s0" ] && break; sleep 0.1; done
+	sed -n 's/.*"refused": *\([0-9]*\).*/\1/p' "$ST/srv/status.json" | head -1
+}
+
+delegate_status() {   # the "Delegate pigsty-dns" block of resolvectl status, one line, or nothing
+	rctl status 2>/dev/null | awk '/^Delegate /{on = ($2 == "pigsty-dns")} /^(Link|Global)/{on = 0} on' |
+		sed 's/^ *//' | paste -sd';' -
+}
+rq() {   # resolvectl query -> address or error text
+	local out; out=$(rctl --cache=no query "$1" 2>&1 | head -1)
+	out=${out#"$1: "}; out=${out%% *}; echo "${out#resolve call failed: }"
+}
+dq() {   # dig via the stub listener -> "STATUS [first A]"
+	local out st a
+	out=$(timeout 15 chroot "$SID" dig +time=3 +tries=1 +noall +comments +answer @127.0.0.53 "$1" A 2>&1)
+	st=$(grep -o 'status: [A-Z]*' <<<"$out" | head -1); st=${st#status: }
+	a=$(awk '!/^;/ && $4=="A" {print $5; exit}' <<<"$out")
+	echo "${st:-NOANSWER}${a:+ $a}"
+}
+ge() { timeout 20 chroot "$SID" getent ahostsv4 "$1" | awk '{print $1; exit}'; }
+mark() { sleep 0.2; MARK_U=$(wc -l <"$ULOG"); }
+upstream_saw() {  # did the default-upstream stand-in log a query for NAME since the last mark? yes|no
+	sleep 0.3
+	tail -n +$((MARK_U + 1)) "$ULOG" | grep -q "query\[[A-Z]*\] $1 " && echo yes || echo no
+}
+check() {  # check DESCRIPTION EXPECTED ACTUAL
+	if [ "$2" = "$3" ]; then PASS=$((PASS + 1)); echo "PASS: $1 [$3]"
+	else FAIL=$((FAIL + 1)); echo "FAIL: $1 [expected '$2', got '$3']"; fi
+}
+rroot_fingerprint() { (cd "$ST/rroot" && find . \( -type f -exec sha256sum {} + \) -o \( -type d -printf 'dir %p\n' \) | sort -k2); }
+reloads() { grep -c '^reload systemd-resolved' "$ST/logs/systemctl.log"; }
+
+delegate_tests() {
+	local out rc before name r
+	local file=$ST/rroot/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate
+	start_upstream; uplink; start_resolved; start_daemon
+	rroot_fingerprint >"$ST/rroot-before"
+
+	out=$(route install --dry-run --json --server 127.0.0.1:$PORT 2>&1); rc=$?
+	echo "$out" >"$ST/logs/dry-run.json"
+	check "detect: install --dry-run picks resolved-delegate for $(sx resolvectl --version | head -1)" \
+		"0 resolved-delegate" "$rc $(sed -n 's/^ *"adapter": *"\([^"]*\)".*/\1/p' <<<"$out" | head -1)"
+	check "detect: --dry-run wrote nothing" "" "$(rroot_fingerprint | diff - "$ST/rroot-before")"
+
+	out=$(route install --adapter resolved-delegate --server 127.0.0.1:$PORT --yes \
+		--check-name meta.pigsty.test --state-dir "$IN/srv" 2>&1); rc=$?
+	echo "$out" >"$ST/logs/install.log"
+	check "route install (verified: delegate scope, SOA, resolvectl, getent, REFUSED unchanged)" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -8
+	check "install reloaded resolved through systemctl (lab: SIGHUP)" 1 "$(reloads)"
+	check "delegate file: DNS, Domains, DefaultRoute=no" "DNS=127.0.0.1:$PORT;Domains=~pigsty.test;DefaultRoute=no" \
+		"$(grep -v '^#' "$file" 2>/dev/null | grep -v '^\[' | paste -sd';' -)"
+	check "delegate file: root-owned 0644 with the ownership marker" "0:0 644 yes" \
+		"$(stat -c '%u:%g %a' "$file" 2>/dev/null) $(head -1 "$file" 2>/dev/null | grep -q '^# Written by pigsty-dns' && echo yes || echo no)"
+	check "resolvectl status lists Delegate pigsty-dns (no default route)" \
+		"Delegate pigsty-dns;Current DNS Server: 127.0.0.1:$PORT;DNS Servers: 127.0.0.1:$PORT;DNS Domain: ~pigsty.test;Default Route: no" \
+		"$(delegate_status)"
+	check "meta.pigsty.test via resolvectl" "10.10.10.10" "$(rq meta.pigsty.test)"
+	check "meta.pigsty.test via stub 127.0.0.53" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
+	check "meta.pigsty.test via getent ahostsv4" "10.10.10.10" "$(ge meta.pigsty.test)"
+
+	# control: the counter does move when an out-of-zone name reaches the daemon directly
+	before=$(refused)
+	r=$(timeout 10 chroot "$SID" dig +time=2 +tries=1 +noall +comments @127.0.0.1 -p $PORT control.example.org A |
+		grep -o 'status: [A-Z]*' | head -1)
+	check "control: example.org asked directly at the daemon is REFUSED and counted" \
+		"status: REFUSED $((before + 1))" "$r $(refused)"
+	name=lab-$RANDOM$RANDOM.example.org
+	before=$(refused); mark
+	rq "$name" >/dev/null; dq "$name" >/dev/null; ge "$name" >/dev/null
+	check "unrelated name never reaches the daemon (REFUSED counter unchanged)" "$before" "$(refused)"
+	check "unrelated name went to the default upstream" yes "$(upstream_saw "$name")"
+	check "unrelated name answered by the default upstream" "NOERROR 203.0.113.99" "$(dq "$name")"
+
+	out=$(route status 2>&1); rc=$?; echo "$out" >"$ST/logs/status.log"
+	check "route status: all ok" "0 0" "$rc $(grep -c '^FAIL' <<<"$out")"
+
+	stop_resolved; start_resolved
+	check "resolved restarted with the file in place: meta.pigsty.test via stub" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
+
+	stop_daemon; mark
+	check "daemon down -> stub SERVFAIL" "SERVFAIL" "$(dq meta.pigsty.test)"
+	r=$(rq meta.pigsty.test)
+	check "daemon down -> resolvectl query fails" fail "$(case $r in 10.10.10.10|203.0.113.99) echo "answered $r";; *) echo fail;; esac)"
+	check "daemon down -> getent finds nothing" "" "$(ge meta.pigsty.test)"
+	check "daemon down -> nothing reached the default upstream" no "$(upstream_saw meta.pigsty.test)"
+	out=$(route status 2>&1); echo "$out" >"$ST/logs/status-down.log"
+	check "route status says the daemon is down" 1 "$(grep -c '^FAIL daemon' <<<"$out")"
+	start_daemon
+
+	out=$(route uninstall --yes 2>&1); rc=$?
+	echo "$out" >"$ST/logs/uninstall.log"
+	check "route uninstall" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -8
+	check "uninstall reloaded resolved through systemctl (lab: SIGHUP)" 2 "$(reloads)"
+	check "route gone: resolvectl status lists no Delegate pigsty-dns" "" "$(delegate_status)"
+	mark
+	check "route gone: meta.pigsty.test answered by the default upstream" "NOERROR 203.0.113.99" "$(dq meta.pigsty.test)"
+	check "route gone: meta.pigsty.test went to the default upstream" yes "$(upstream_saw meta.pigsty.test)"
+	check "--root files and directories byte-identical to before" "" "$(rroot_fingerprint | diff - "$ST/rroot-before")"
+	out=$(route uninstall --yes 2>&1); rc=$?
+	echo "$out" >"$ST/logs/uninstall-2.log"
+	check "uninstall twice is harmless (exit 0, root unchanged)" "0" "$rc$(rroot_fingerprint | diff - "$ST/rroot-before")"
+	stop_daemon; stop_resolved; stop_upstream; sx ip link del pu0 2>/dev/null
+}
+
+inner() {
+	setup_ns
+	echo "# $(sx resolvectl --version | head -1), in a $SUITE root; test links: $KIND"
+	local t0=$SECONDS
+	delegate_tests
+	echo "# logs: $ST/logs; namespace part took $((SECONDS - t0)) s"
+	echo "$PASS passed, $FAIL failed"
+	[ "$FAIL" = 0 ]; exit
+}
+
+if [ "${1:-}" = "--inner" ]; then shift; inner "$@"; else outer "$@"; fi
