@@ -573,6 +573,26 @@ fn resolved_delegate() {
     );
 }
 
+/// Seen live (tests/lab/delegate-lab.sh, a kernel without the dummy driver): the delegate plan said
+/// "using an ifb link instead" although the delegate adapter creates no link at all.
+#[test]
+fn a_missing_dummy_driver_is_only_mentioned_for_the_link_adapter() {
+    let mut f = facts("systemd 262 (262.1-1)");
+    f.dummy = Driver::Missing;
+    let mut t = T::new(f.clone());
+    let out = t.install(&req(None, None), true, false).unwrap();
+    assert!(out.contains("adapter resolved-delegate"), "{out}");
+    assert!(
+        !out.contains("ifb"),
+        "the delegate plan mentions a link: {out}"
+    );
+    let mut t = T::new(f);
+    let out = t
+        .install(&req(Some(AdapterName::ResolvedLink), None), true, false)
+        .unwrap();
+    assert!(out.contains("using an ifb link instead"), "{out}");
+}
+
 #[test]
 fn nm_dnsmasq() {
     let mut f = facts("");

@@ -407,7 +407,10 @@ pub fn build(
                 ));
             }
             (Driver::Missing, _) => {
-                notes.push("the kernel has no dummy driver: using an ifb link instead (behaves the same for resolved)".into());
+                // Only the link adapter creates a link; the others' plans must not mention one.
+                if adapter == AdapterName::ResolvedLink {
+                    notes.push("the kernel has no dummy driver: using an ifb link instead (behaves the same for resolved)".into());
+                }
                 LinkKind::Ifb
             }
             _ => LinkKind::Dummy,
