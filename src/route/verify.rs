@@ -86,7 +86,7 @@ pub fn scope(
                 .runner
                 .run(&argv(&["resolvectl", "--no-pager", "status"]));
             let header = format!("Delegate {DELEGATE_ID}");
-            match out.stdout.split(&header).nth(1) {
+            match status_section(&out.stdout, &header) {
                 Some(rest) if rest.contains(&server) => {
                     Ok(format!("resolvectl status lists {header} with {server}"))
                 }
@@ -252,6 +252,25 @@ fn name_checks(
     v
 }
 
+/// The body of the `resolvectl status` section whose header line is exactly `header` (e.g. `Delegate
+/// pigsty-dns`), up to the next unindented header: another delegate or link never counts for ours.
+fn status_section<'a>(stdout: &'a str, header: &str) -> Option<&'a str> {
+    let mut offset = 0;
+    let mut start = None;
+    for line in stdout.split_inclusive('\n') {
+        let unindented = !line.starts_with(char::is_whitespace) && !line.trim().is_empty();
+        if let Some(s) = start {
+            if unindented {
+                return Some(&stdout[s..offset]);
+            }
+        } else if line.trim_end() == header {
+            start = Some(offset + line.len());
+        }
+        offset += line.len();
+    }
+    start.map(|s| &stdout[s..])
+}
+
 /// `counters.refused` from the server's status file.
 pub fn refused_count(status_file: &Path) -> Result<u64, String> {
     let bytes = std::fs::read(status_file)
@@ -393,5 +412,26 @@ pub async fn direct_a(
     match tokio::time::timeout(timeout + Duration::from_millis(500), work).await {
         Ok(r) => r,
         Err(_) => Err(format!("no answer from {addr} for {name}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::status_section;
+
+    #[test]
+    fn a_delegate_section_is_matched_exactly() {
+        let out = "Global\n  DNS Servers: 1.1.1.1\nDelegate pigsty-dns-old\n  DNS Servers: 127.0.0.1:5354\nDelegate pigsty-dns\n  DNS Servers: 127.0.0.1:5399\nLink 2 (eth0)\n  DNS Servers: 127.0.0.1:5354\n";
+        let ours = status_section(out, "Delegate pigsty-dns").unwrap();
+        assert!(ours.contains("127.0.0.1:5399"));
+        assert!(!ours.contains("127.0.0.1:5354"), "{ours}");
+        assert_eq!(
+            status_section("Delegate pigsty-dns-old\n  x\n", "Delegate pigsty-dns"),
+            None
+        );
+        assert_eq!(
+            status_section("Delegate pigsty-dns\n  y\n", "Delegate pigsty-dns"),
+            Some("  y\n")
+        );
     }
 }
