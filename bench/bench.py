@@ -450,6 +450,7 @@ zone "{ZONE}" {{ type primary; file "{z}"; }};
             f.write(f"""listen_addrs_ipv4 = ["127.0.0.1"]
 listen_port = {port}
 directory = "{d}"
+drop_privileges = false
 
 [[zones]]
 zone = "{ZONE}"
