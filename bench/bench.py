@@ -160,8 +160,17 @@ class Server:
             except OSError:
                 pass
             return 0
+        def pss(pid):
+            try:
+                for line in open(f"/proc/{pid}/smaps_rollup"):
+                    if line.startswith("Pss:"):
+                        return int(line.split()[1])
+            except OSError:
+                pass
+            return 0
         main = self.main_pid()
-        return (rss(main) if main else 0), sum(rss(p) for p in self.tree() if p != self.proc.pid)
+        tree = [p for p in self.tree() if p != self.proc.pid]
+        return (rss(main) if main else 0), sum(rss(p) for p in tree), sum(pss(p) for p in tree)
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -478,7 +487,7 @@ def one_run(env, name, data, port, plan, round_no):
                 ok = r is not None and r[0] == 0 and "10.10.10.10" in r[1]
                 rec.setdefault("checks", []).append(("tcp" if tcp else "udp", "meta", ok))
         time.sleep(0.2)
-        rec["rss_kib"], rec["rss_tree_kib"] = srv.rss_kib()
+        rec["rss_kib"], rec["rss_tree_kib"], rec["pss_tree_kib"] = srv.rss_kib()
         for kind in plan:
             c0, l0 = srv.cpu_s(), loadavg()
             if kind == "udp":
