@@ -236,6 +236,42 @@ def main():
     if errs:
         L += ["**Failed runs:**", ""] + [f"- {s} at {n:,} names, round {k}: {e}" for s, n, k, e in errs] + [""]
 
+    # ---- exact commands
+    def sample(kind):
+        for r in runs:
+            if kind in r and "cmd" in r[kind]:
+                c = r[kind]["cmd"].split()
+                return " ".join("QUERIES" if x.endswith("queries.txt") else ("PORT" if c[i - 1] == "-p" else x)
+                                for i, x in enumerate(c))
+        return None
+    L += ["### Exact commands", "",
+          "Everything: `bench/run.sh " + " ".join(res.get("argv", [])) + "` (as root; it runs `bench/install.sh`, "
+          "`cargo build --release --locked`, `gcc -O2 bench/echo.c`, `cargo install hickory-dns --version 0.26.3 "
+          "--locked` once, then `unshare --net` + `ip link set lo up` + `bench/bench.py`, then `bench/report.py`).".replace("run.sh  ", "run.sh "),
+          "", "Load generator, pinned to CPU 1 (`QUERIES` is the generated 100,000-line file of the size, `PORT` the "
+          "server's):", ""]
+    for kind, what in (("udp", "UDP, full load"), ("tcp", "TCP, full load"), ("lat", "UDP at 10,000 QPS, per-query latency")):
+        c = sample(kind)
+        if c:
+            L.append(f"- {what}: `{c}`")
+    L += ["", "Servers, each pinned to CPU 0, under `timeout -s KILL 900`, in a process group of its own "
+          "(configuration files: `make_server()` in `bench/bench.py`):", "",
+          "- pigsty-dns: `pigsty-dns load names.yml --state-dir STATE` once per size, then per run "
+          "`pigsty-dns serve --listen 127.0.0.1:PORT --state-dir STATE` (`RUST_LOG=warn`)",
+          "- NSD: `nsd -d -c nsd.conf` (`server-count: 1`, `reuseport: no`, `database: \"\"`, `rrl-ratelimit: 0`, "
+          "`rrl-whitelist-ratelimit: 0`, the exported zone file)",
+          "- Knot: `knotd -c knot.conf` (`udp-workers: 1`, `tcp-workers: 1`, `background-workers: 1`, "
+          "`zonefile-load: whole`, `journal-content: none`)",
+          "- BIND: `named -g -4 -n 1 -c named.conf` (`recursion no`, `dnssec-validation no`, `notify no`, `type primary`)",
+          "- Unbound: `unbound -d -c unbound.conf` (`num-threads: 1`, `module-config: \"iterator\"`, "
+          "`local-zone: \".\" refuse`, `local-zone: \"pigsty.test.\" static` and one `local-data:` per record)",
+          "- dnsmasq: `dnsmasq -k --conf-file=/dev/null --port=PORT --listen-address=127.0.0.1 --bind-interfaces "
+          "--no-resolv --no-hosts --local=/pigsty.test/ --addn-hosts=HOSTS --user=root --pid-file= --log-facility=-` "
+          "(HOSTS from `pigsty-dns export --format hosts`)",
+          "- hickory-dns: `hickory-dns -q --workers 1 -c hickory.toml -z DIR -p PORT` (`drop_privileges = false`, "
+          "one `[[zones]]` Primary entry with the exported zone file)",
+          "- echo: `bench/.cache/echo PORT 900` (`bench/echo.c`: UDP and TCP, echoes each query with QR set)", ""]
+
     L += ["![QPS and CPU per query by server](results.png)", "",
           "Raw samples: `bench/results.json` (every run, with the exact dnsperf command line).", "", END]
     section = "\n".join(L) + "\n"
