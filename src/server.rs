@@ -7,7 +7,7 @@
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, SocketAddr, UdpSocket as StdUdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -16,7 +16,7 @@ use arc_swap::ArcSwap;
 use hickory_proto::op::ResponseCode;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpSocket, TcpStream, UdpSocket};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep, timeout, timeout_at};
@@ -35,6 +35,8 @@ const MAX_FRAME: usize = 2 + 65_535;
 const TCP_READ_CHUNK: usize = 4096;
 /// Pending TCP output is written once it reaches this much, so pipelined answers stay bounded.
 const TCP_FLUSH_AT: usize = 16 * 1024;
+/// A UDP receive loop wakes at least this often to see a stop signal; also bounds one blocked send.
+const UDP_WAKE: Duration = Duration::from_millis(100);
 
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -211,11 +213,13 @@ fn classify(addr: SocketAddr, proto: Proto, e: io::Error) -> BindError {
 }
 
 /// No SO_REUSEADDR, no SO_REUSEPORT: nobody else can bind beside us (DESIGN.md "Ports").
-fn bind_udp(addr: SocketAddr) -> Result<UdpSocket, BindError> {
-    let sock = std::net::UdpSocket::bind(addr).map_err(|e| classify(addr, Proto::Udp, e))?;
-    sock.set_nonblocking(true)
+/// A blocking socket with timeouts: each UDP receive loop runs on its own thread (see [`udp_loop`]).
+fn bind_udp(addr: SocketAddr) -> Result<StdUdpSocket, BindError> {
+    let sock = StdUdpSocket::bind(addr).map_err(|e| classify(addr, Proto::Udp, e))?;
+    sock.set_read_timeout(Some(UDP_WAKE))
+        .and_then(|()| sock.set_write_timeout(Some(UDP_WAKE)))
         .map_err(|e| classify(addr, Proto::Udp, e))?;
-    UdpSocket::from_std(sock).map_err(|e| classify(addr, Proto::Udp, e))
+    Ok(sock)
 }
 
 /// SO_REUSEADDR only, so a restart is not blocked by TIME_WAIT.
@@ -230,7 +234,7 @@ fn bind_tcp(addr: SocketAddr) -> io::Result<TcpListener> {
     sock.listen(TCP_BACKLOG)
 }
 
-fn bind_pair(addr: SocketAddr) -> Result<(UdpSocket, TcpListener, SocketAddr), BindError> {
+fn bind_pair(addr: SocketAddr) -> Result<(StdUdpSocket, TcpListener, SocketAddr), BindError> {
     if addr.port() != 0 {
         let udp = bind_udp(addr)?;
         let tcp = bind_tcp(addr).map_err(|e| classify(addr, Proto::Tcp, e))?;
@@ -283,7 +287,7 @@ pub fn bind(cfg: &ServerConfig) -> Result<Bound, BindError> {
 /// Sockets bound and listening, not yet served.
 #[derive(Debug)]
 pub struct Bound {
-    udp: Vec<Arc<UdpSocket>>,
+    udp: Vec<Arc<StdUdpSocket>>,
     tcp: Vec<TcpListener>,
     addrs: Vec<SocketAddr>,
     cfg: ServerConfig,
@@ -309,13 +313,13 @@ impl Bound {
         let limits = self.cfg.limits;
         for sock in &self.udp {
             for _ in 0..self.cfg.udp_workers.max(1) {
-                tasks.spawn(udp_loop(
+                let (sock, zone, counters, stop) = (
                     sock.clone(),
                     zone.clone(),
                     counters.clone(),
-                    limits,
                     stop_rx.clone(),
-                ));
+                );
+                tasks.spawn_blocking(move || udp_loop(&sock, &zone, &counters, limits, &stop));
             }
         }
         let tcp = TcpSettings {
@@ -365,18 +369,21 @@ async fn stop_signalled(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
 }
 
-async fn udp_loop(
-    sock: Arc<UdpSocket>,
-    zone: Arc<ArcSwap<ZoneView>>,
-    counters: Arc<Counters>,
+/// One UDP receive loop on its own (blocking-pool) thread: a blocking receive, the answer, a blocking
+/// send. Off the async runtime, a query costs two system calls and no readiness polling or wake-up of
+/// another runtime thread; when idle, the thread sleeps in the receive and wakes every [`UDP_WAKE`] to
+/// see a stop signal.
+fn udp_loop(
+    sock: &StdUdpSocket,
+    zone: &ArcSwap<ZoneView>,
+    counters: &Counters,
     limits: Limits,
-    mut stop: watch::Receiver<bool>,
+    stop: &watch::Receiver<bool>,
 ) {
     let mut buf = vec![0u8; MAX_FRAME];
     let mut out = Vec::with_capacity(usize::from(limits.udp_max_payload));
-    loop {
-        // Drain what is queued without a select per packet; check the stop flag between packets.
-        match sock.try_recv_from(&mut buf) {
+    while !stopping(stop) {
+        match sock.recv_from(&mut buf) {
             Ok((n, peer)) => {
                 let outcome = {
                     let view = zone.load();
@@ -387,34 +394,21 @@ async fn udp_loop(
                     Some(o) => {
                         counters.record(&o);
                         // The reply leaves from this socket, so from the address the query was sent to.
-                        if let Err(e) = sock.send_to(&out, peer).await {
+                        if let Err(e) = sock.send_to(&out, peer) {
                             debug!(%peer, error = %e, "UDP send failed");
                         }
                     }
                 }
-                if stopping(&stop) {
-                    return;
-                }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                tokio::select! {
-                    biased;
-                    _ = stop_signalled(&mut stop) => return,
-                    ready = sock.readable() => {
-                        if let Err(e) = ready {
-                            debug!(error = %e, "UDP readiness failed");
-                            sleep(Duration::from_millis(10)).await;
-                        }
-                    }
-                }
-            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
             Err(e) => {
                 // E.g. an ICMP error reported on the socket: not fatal; pause so a persistent error cannot spin.
                 debug!(error = %e, "UDP receive failed");
-                if stopping(&stop) {
-                    return;
-                }
-                sleep(Duration::from_millis(1)).await;
+                std::thread::sleep(Duration::from_millis(1));
             }
         }
     }
