@@ -253,14 +253,17 @@ fn name_checks(
 }
 
 /// The body of the `resolvectl status` section whose header line is exactly `header` (e.g. `Delegate
-/// pigsty-dns`), up to the next unindented header: another delegate or link never counts for ours.
+/// pigsty-dns`), up to the next blank line or section header: another delegate or link never counts
+/// for ours. (Labels are right-aligned, so the longest, `Current DNS Server:`, is not indented.)
 fn status_section<'a>(stdout: &'a str, header: &str) -> Option<&'a str> {
     let mut offset = 0;
     let mut start = None;
     for line in stdout.split_inclusive('\n') {
-        let unindented = !line.starts_with(char::is_whitespace) && !line.trim().is_empty();
+        let t = line.trim_end();
+        let ends =
+            t.is_empty() || t == "Global" || t.starts_with("Link ") || t.starts_with("Delegate ");
         if let Some(s) = start {
-            if unindented {
+            if ends {
                 return Some(&stdout[s..offset]);
             }
         } else if line.trim_end() == header {
@@ -421,17 +424,25 @@ mod tests {
 
     #[test]
     fn a_delegate_section_is_matched_exactly() {
-        let out = "Global\n  DNS Servers: 1.1.1.1\nDelegate pigsty-dns-old\n  DNS Servers: 127.0.0.1:5354\nDelegate pigsty-dns\n  DNS Servers: 127.0.0.1:5399\nLink 2 (eth0)\n  DNS Servers: 127.0.0.1:5354\n";
+        // As systemd 262's resolvectl prints it (right-aligned labels), plus a look-alike delegate.
+        let out = "Global\n         Protocols: -LLMNR\nCurrent DNS Server: 127.0.0.2\n       DNS Servers: 127.0.0.2\n\nDelegate pigsty-dns-old\nCurrent DNS Server: 127.0.0.1:5354\n       DNS Servers: 127.0.0.1:5354\n\nDelegate pigsty-dns\nCurrent DNS Server: 127.0.0.1:5399\n       DNS Servers: 127.0.0.1:5399\n        DNS Domain: ~pigsty.test\n     Default Route: no\n\nLink 2 (pu0)\n       DNS Servers: 127.0.0.1:5354\n";
         let ours = status_section(out, "Delegate pigsty-dns").unwrap();
-        assert!(ours.contains("127.0.0.1:5399"));
+        assert!(
+            ours.contains("Current DNS Server: 127.0.0.1:5399")
+                && ours.contains("Default Route: no"),
+            "{ours}"
+        );
         assert!(!ours.contains("127.0.0.1:5354"), "{ours}");
         assert_eq!(
             status_section("Delegate pigsty-dns-old\n  x\n", "Delegate pigsty-dns"),
             None
         );
         assert_eq!(
-            status_section("Delegate pigsty-dns\n  y\n", "Delegate pigsty-dns"),
-            Some("  y\n")
+            status_section(
+                "Delegate pigsty-dns\nCurrent DNS Server: y\n",
+                "Delegate pigsty-dns"
+            ),
+            Some("Current DNS Server: y\n")
         );
     }
 }
