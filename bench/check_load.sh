@@ -27,6 +27,25 @@ for i in $(seq "$runs"); do
   rm -rf "$work/state"
   measure "$bin" load "$work/names.yml" --state-dir "$work/state" >>"$work/load"
 done
+# Hostile files must be refused quickly and in bounded memory: an alias bomb (10 levels of 10 aliases),
+# 4 MiB of one-character flow-list items (the most values per byte), and 10,000 nested lists.
+python3 - "$work" <<'PY'
+import sys
+d = sys.argv[1]
+s = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+for i in range(1, 10):
+    s += f"a{i}: &a{i} [" + ", ".join([f"*a{i-1}"] * 10) + "]\n"
+open(f"{d}/laughs.yml", "w").write(s + "all:\n  hosts: {10.10.10.10: {}}\n")
+head = "all:\n  hosts: {10.10.10.10: {}}\n  vars: {pad: ["
+n = (4 * 1024 * 1024 - len(head) - 10) // 2
+open(f"{d}/wide.yml", "w").write(head + ",".join(["a"] * n) + "]}\n")
+open(f"{d}/deep.yml", "w").write("all:\n  hosts: {10.10.10.10: {x: " + "[" * 10000 + "]" * 10000 + "}}\n")
+PY
+for h in laughs wide deep; do
+  /usr/bin/time -f "%e %M" -o "$work/t" "$bin" check "$work/$h.yml" >/dev/null 2>&1 && { echo "error: $h.yml was accepted" >&2; exit 1; }
+  read -r s kb < <(tail -n 1 "$work/t")
+  echo "hostile $h.yml ($(wc -c <"$work/$h.yml") bytes): refused (exit 8) in ${s} s, peak RSS $((kb / 1024)) MiB"
+done
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for c in check load; do
   s=$(cut -d' ' -f1 "$work/$c" | median)

@@ -2,11 +2,10 @@
 //! applied as Barn applies them, and alias expansion, nesting and node count capped so that a hostile
 //! file is refused quickly and in little memory.
 
-use std::cell::Cell;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
+use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
 
 /// Deepest nesting of collections accepted (Barn limits group nesting to 64).
 pub const MAX_DEPTH: usize = 64;
@@ -85,144 +84,225 @@ pub fn node_budget(len: usize) -> usize {
     (len / 2 + ALIAS_SLACK).min(MAX_NODES)
 }
 
-/// Parses exactly one YAML document. Errors are plain sentences; the caller says which file.
+/// Parses exactly one YAML document. Errors are plain sentences with the line; the caller says which
+/// file. The parser streams events, so every bound applies while the file is read: nothing is buffered
+/// beyond the tree itself, and an alias is expanded only when its size still fits the budget.
 pub fn parse(text: &str) -> Result<Yaml, String> {
-    let budget = Cell::new(node_budget(text.len()));
-    let seed = Seed {
-        budget: &budget,
-        depth: 0,
+    let mut b = Builder {
+        budget: node_budget(text.len()),
+        anchors: HashMap::new(),
+        stack: Vec::new(),
+        root: None,
     };
-    let de = serde_yaml::Deserializer::from_str(text);
-    seed.deserialize(de).map_err(|e| {
-        let msg = e.to_string();
-        if msg.contains("more than one document") {
-            "must be exactly one YAML document (found a second \"---\" document)".to_string()
-        } else {
-            msg
+    let mut documents = 0;
+    for event in Parser::new_from_str(text) {
+        let (event, span) = event.map_err(|e| {
+            let info = if e.info().contains("recursion limit") {
+                "nests too deeply"
+            } else {
+                e.info()
+            };
+            format!("line {}: {info}", e.marker().line())
+        })?;
+        let line = span.start.line();
+        let at = |msg: String| format!("line {line}: {msg}");
+        match event {
+            Event::DocumentStart(_) => {
+                documents += 1;
+                if documents > 1 {
+                    return Err(at(
+                        "starts a second document; an inventory is exactly one YAML document"
+                            .into(),
+                    ));
+                }
+            }
+            Event::Scalar(value, style, anchor, tag) => {
+                let merge = style == ScalarStyle::Plain && tag.is_none() && value == "<<";
+                let v = resolve(&value, style, tag.as_deref());
+                b.take(1).map_err(at)?;
+                if anchor > 0 {
+                    b.anchors.insert(anchor, (v.clone(), 1));
+                }
+                b.push(v, 1, merge, line).map_err(at)?;
+            }
+            Event::Alias(id) => {
+                let (v, size) = b
+                    .anchors
+                    .get(&id)
+                    .cloned()
+                    .ok_or_else(|| at("refers to an unknown anchor".into()))?;
+                b.take(size).map_err(at)?;
+                b.push(v, size, false, line).map_err(at)?;
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if b.stack.len() >= MAX_DEPTH {
+                    return Err(at(format!("nests deeper than {MAX_DEPTH} levels")));
+                }
+                b.take(1).map_err(at)?;
+                let kind = if matches!(event, Event::SequenceStart(..)) {
+                    Open::Seq(Vec::new())
+                } else {
+                    Open::Map {
+                        entries: Vec::new(),
+                        seen: HashMap::new(),
+                        key: None,
+                        merges: Vec::new(),
+                    }
+                };
+                b.stack.push(Frame {
+                    kind,
+                    anchor,
+                    size: 1,
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let Some(frame) = b.stack.pop() else {
+                    return Err(at("closes a collection that was never opened".into()));
+                };
+                let v = match frame.kind {
+                    Open::Seq(items) => Yaml::Seq(items),
+                    Open::Map {
+                        mut entries,
+                        mut seen,
+                        merges,
+                        ..
+                    } => {
+                        for merge in merges {
+                            apply_merge(&mut entries, &mut seen, merge).map_err(at)?;
+                        }
+                        Yaml::Map(entries)
+                    }
+                };
+                if frame.anchor > 0 {
+                    b.anchors.insert(frame.anchor, (v.clone(), frame.size));
+                }
+                b.push(v, frame.size, false, line).map_err(at)?;
+            }
+            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}
         }
-    })
+    }
+    Ok(b.root.unwrap_or(Yaml::Null))
 }
 
-#[derive(Clone, Copy)]
-struct Seed<'a> {
-    budget: &'a Cell<usize>,
-    depth: usize,
+enum Open {
+    Seq(Vec<Yaml>),
+    Map {
+        entries: Vec<(Yaml, Yaml)>,
+        /// Each key's text and the line it is on, for duplicate detection.
+        seen: HashMap<String, usize>,
+        /// The key waiting for its value, and whether it is the merge key `<<`.
+        key: Option<(Yaml, bool, usize)>,
+        merges: Vec<Yaml>,
+    },
 }
 
-impl Seed<'_> {
-    fn take<E: de::Error>(&self) -> Result<(), E> {
-        let left = self.budget.get();
-        if left == 0 {
-            return Err(E::custom(format!(
+struct Frame {
+    kind: Open,
+    anchor: usize,
+    /// Nodes in this collection so far (itself included): what an alias to it costs.
+    size: usize,
+}
+
+struct Builder {
+    budget: usize,
+    /// Anchored values and their node counts.
+    anchors: HashMap<usize, (Yaml, usize)>,
+    stack: Vec<Frame>,
+    root: Option<Yaml>,
+}
+
+impl Builder {
+    fn take(&mut self, n: usize) -> Result<(), String> {
+        if n > self.budget {
+            return Err(format!(
                 "expands to too many values (aliases or size); at most {MAX_NODES} are read"
-            )));
+            ));
         }
-        self.budget.set(left - 1);
+        self.budget -= n;
         Ok(())
     }
-    fn child<E: de::Error>(&self) -> Result<Self, E> {
-        if self.depth >= MAX_DEPTH {
-            return Err(E::custom(format!("nests deeper than {MAX_DEPTH} levels")));
+
+    /// Puts a finished value where it belongs: the root, the open list, or the open mapping.
+    fn push(&mut self, v: Yaml, size: usize, merge: bool, line: usize) -> Result<(), String> {
+        let Some(top) = self.stack.last_mut() else {
+            self.root = Some(v);
+            return Ok(());
+        };
+        top.size += size;
+        match &mut top.kind {
+            Open::Seq(items) => items.push(v),
+            Open::Map {
+                entries,
+                seen,
+                key,
+                merges,
+            } => match key.take() {
+                None => *key = Some((v, merge, line)),
+                Some((_, true, _)) => merges.push(v),
+                Some((k, false, key_line)) => {
+                    if let Some(first) = seen.insert(key_text(&k), key_line) {
+                        return Err(format!(
+                            "has the mapping key {k} twice (lines {first} and {key_line})"
+                        ));
+                    }
+                    entries.push((k, v));
+                }
+            },
         }
-        Ok(Seed {
-            budget: self.budget,
-            depth: self.depth + 1,
-        })
+        Ok(())
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Seed<'_> {
-    type Value = Yaml;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Yaml, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Seed<'_> {
-    type Value = Yaml;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a YAML value")
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Yaml, E> {
-        self.take()?;
-        Ok(Yaml::Null)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Yaml, E> {
-        self.visit_unit()
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Yaml, E> {
-        self.take()?;
-        Ok(Yaml::Bool(v))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Yaml, E> {
-        self.take()?;
-        Ok(Yaml::Int(v.into()))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Yaml, E> {
-        self.take()?;
-        Ok(Yaml::Int(v.into()))
-    }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Yaml, E> {
-        self.take()?;
-        Ok(Yaml::Int(v))
-    }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Yaml, E> {
-        self.take()?;
-        Ok(i128::try_from(v)
-            .map(Yaml::Int)
-            .unwrap_or(Yaml::Float(v as f64)))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Yaml, E> {
-        self.take()?;
-        Ok(Yaml::Float(v))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Yaml, E> {
-        self.take()?;
-        Ok(Yaml::Str(v.to_string()))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Yaml, E> {
-        self.take()?;
-        Ok(Yaml::Str(v))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Yaml, A::Error> {
-        self.take()?;
-        let child = self.child()?;
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(child)? {
-            items.push(item);
+/// YAML 1.2 core schema resolution of a scalar (what serde_yaml did): quoted and block scalars are
+/// strings; plain ones may be null, booleans, integers or floats. Local tags such as `!unsafe` keep
+/// the value; `!!str` forces a string.
+fn resolve(value: &str, style: ScalarStyle, tag: Option<&Tag>) -> Yaml {
+    if let Some(t) = tag.filter(|t| t.is_yaml_core_schema()) {
+        match t.suffix.as_str() {
+            "str" => return Yaml::Str(value.to_string()),
+            "null" => return Yaml::Null,
+            _ => {}
         }
-        Ok(Yaml::Seq(items))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Yaml, A::Error> {
-        self.take()?;
-        let child = self.child()?;
-        let mut entries: Vec<(Yaml, Yaml)> = Vec::new();
-        let mut seen: HashSet<String> = HashSet::new();
-        let mut merges: Vec<Yaml> = Vec::new();
-        while let Some(key) = map.next_key_seed(child)? {
-            let value = map.next_value_seed(child)?;
-            if matches!(&key, Yaml::Str(s) if s == "<<") {
-                merges.push(value);
-                continue;
-            }
-            if !seen.insert(key_text(&key)) {
-                return Err(de::Error::custom(format!(
-                    "has the mapping key {key} twice"
-                )));
-            }
-            entries.push((key, value));
-        }
-        for merge in merges {
-            apply_merge(&mut entries, &mut seen, merge).map_err(de::Error::custom)?;
-        }
-        Ok(Yaml::Map(entries))
+    if style != ScalarStyle::Plain {
+        return Yaml::Str(value.to_string());
     }
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Yaml, A::Error> {
-        // A local tag (`!unsafe 'x'`, `!vault ...`): keep the value, drop the tag. Barn reads
-        // such values as plain strings, and they only ever matter in keys it does not read.
-        let (_tag, variant): (String, _) = data.variant()?;
-        variant.newtype_variant_seed(self)
+    match value {
+        "" | "~" | "null" | "Null" | "NULL" => return Yaml::Null,
+        "true" | "True" | "TRUE" => return Yaml::Bool(true),
+        "false" | "False" | "FALSE" => return Yaml::Bool(false),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Yaml::Float(f64::INFINITY);
+        }
+        "-.inf" | "-.Inf" | "-.INF" => return Yaml::Float(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return Yaml::Float(f64::NAN),
+        _ => {}
+    }
+    let int = if let Some(hex) = value.strip_prefix("0x") {
+        i128::from_str_radix(hex, 16).ok()
+    } else if let Some(oct) = value.strip_prefix("0o") {
+        i128::from_str_radix(oct, 8).ok()
+    } else if value
+        .trim_start_matches(['-', '+'])
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        && value.len() <= 40
+    {
+        value.parse::<i128>().ok()
+    } else {
+        None
+    };
+    if let Some(i) = int {
+        return Yaml::Int(i);
+    }
+    let float_like = value.bytes().any(|b| b.is_ascii_digit())
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'))
+        && value.matches('.').count() <= 1;
+    match value.parse::<f64>() {
+        Ok(f) if float_like => Yaml::Float(f),
+        _ => Yaml::Str(value.to_string()),
     }
 }
 
@@ -236,7 +316,7 @@ fn key_text(key: &Yaml) -> String {
 /// `<<: *a` or `<<: [*a, *b]`: keys given explicitly win, and among merged mappings the first wins.
 fn apply_merge(
     entries: &mut Vec<(Yaml, Yaml)>,
-    seen: &mut HashSet<String>,
+    seen: &mut HashMap<String, usize>,
     merge: Yaml,
 ) -> Result<(), String> {
     let sources = match merge {
@@ -260,7 +340,8 @@ fn apply_merge(
     };
     for source in sources {
         for (k, v) in source {
-            if seen.insert(key_text(&k)) {
+            if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(key_text(&k)) {
+                e.insert(0);
                 entries.push((k, v));
             }
         }

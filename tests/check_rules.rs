@@ -472,7 +472,7 @@ all:
 fn yaml_document_rules() {
     refused(
         "all:\n  hosts: {10.10.10.10: {}}\n  hosts: {10.10.10.11: {}}\n",
-        &["mapping key \"hosts\" twice"],
+        &["line 3", "mapping key \"hosts\" twice (lines 2 and 3)"],
     );
     refused(
         "all:\n  hosts: {10.10.10.10: {}}\n---\nall: {}\n",
@@ -516,6 +516,10 @@ fn hostile_documents_are_refused_with_bounds() {
         "]".repeat(200)
     );
     refused(&deep, &["not valid YAML"]);
+    // The most values per byte: refused at the value budget, long before the end of the file.
+    let head = "all:\n  hosts: {10.10.10.10: {}}\n  vars: {pad: [";
+    let wide = format!("{head}{}]}}\n", vec!["a"; 2_000_000].join(","));
+    refused(&wide, &["line 3", "too many values"]);
     let dir = tempfile::tempdir().unwrap();
     let big = format!(
         "all:\n  hosts: {{10.10.10.10: {{}}}}\n  vars: {{pad: '{}'}}\n",
