@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Installs the reference servers for tests/differential.rs (Knot, NSD, kdig) from Debian's packages.
+# Installs the reference servers for tests/differential.rs (Knot, NSD, kdig) from Debian's packages, or
+# the packages named as arguments (bench/install.sh installs its peers through this script).
+#
+# Usage: tests/install-peers.sh [PACKAGE...]   (default: knot nsd knot-dnsutils)
 #
 # Idempotent: does nothing when all packages are present, and runs `apt-get update` only when one is missing.
 # On a machine without systemd as PID 1 the packages' maintainer scripts would start knotd/nsd on port 53
@@ -9,7 +12,8 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
-pkgs=(knot nsd knot-dnsutils)
+default=(knot nsd knot-dnsutils)
+if [ $# -gt 0 ]; then pkgs=("$@"); else pkgs=("${default[@]}"); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -39,7 +43,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Never left enabled: the tests start their own instances on loopback ports.
-for svc in knot nsd; do
+for svc in knot nsd named bind9 unbound dnsmasq; do
   if command -v deb-systemd-helper >/dev/null 2>&1; then
     deb-systemd-helper disable "$svc.service" >/dev/null 2>&1 || true
   fi
@@ -51,7 +55,7 @@ done
 # Nothing left running or listening from a package script (a started daemon would hold port 53). Other
 # knotd/nsd instances on this machine (the tests' and benchmarks' own, on high loopback ports) are fine,
 # so this looks at the packaged services' pid files and at port 53 only. Nothing is killed here.
-for pidfile in /run/knot/knot.pid /run/nsd/nsd.pid; do
+for pidfile in /run/knot/knot.pid /run/nsd/nsd.pid /run/named/named.pid /run/unbound.pid /run/dnsmasq/dnsmasq.pid; do
   if [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
     echo "error: the packaged service from $pidfile is running (pid $(cat "$pidfile"))" >&2
     echo "next: stop it (it may hold port 53), then run this script again" >&2
@@ -64,6 +68,7 @@ if command -v ss >/dev/null 2>&1 && ss -lntu 2>/dev/null | awk '{print $5}' | gr
   exit 1
 fi
 
+[ $# -eq 0 ] || exit 0
 for bin in knotd nsd kdig; do
   command -v "$bin" >/dev/null || { echo "error: $bin missing after install" >&2; exit 1; }
 done
