@@ -3,6 +3,7 @@
 pub mod answer;
 pub mod commands;
 pub mod error;
+pub mod exec;
 pub mod generation;
 pub mod inventory;
 pub mod name;

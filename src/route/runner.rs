@@ -2,50 +2,9 @@
 //! real one can be bounded (a hung `resolvectl` must not hang the installer).
 
 use std::collections::VecDeque;
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Output {
-    /// Exit code; `None` when the program could not be started or was killed at the deadline.
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Output {
-    pub fn ok(&self) -> bool {
-        self.code == Some(0)
-    }
-    pub fn ok_with(stdout: &str) -> Output {
-        Output {
-            code: Some(0),
-            stdout: stdout.into(),
-            stderr: String::new(),
-        }
-    }
-    pub fn fail(code: i32, stderr: &str) -> Output {
-        Output {
-            code: Some(code),
-            stdout: String::new(),
-            stderr: stderr.into(),
-        }
-    }
-    /// One line for messages: the first stderr line, else the first stdout line.
-    pub fn summary(&self) -> String {
-        let line = self
-            .stderr
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .or_else(|| self.stdout.lines().find(|l| !l.trim().is_empty()))
-            .unwrap_or("");
-        match self.code {
-            Some(c) => format!("exit {c}: {line}"),
-            None => format!("did not finish: {line}"),
-        }
-    }
-}
+pub use crate::exec::Output;
 
 pub trait Runner {
     fn run(&mut self, argv: &[String]) -> Output;
@@ -66,68 +25,12 @@ impl Default for SystemRunner {
 
 impl Runner for SystemRunner {
     fn run(&mut self, argv: &[String]) -> Output {
-        let Some((prog, args)) = argv.split_first() else {
-            return Output::fail(127, "empty command");
-        };
-        let mut child = match Command::new(prog)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .env("SYSTEMD_PAGER", "")
-            .spawn()
-        {
-            Ok(c) => c,
-            Err(e) => {
-                return Output {
-                    code: None,
-                    stdout: String::new(),
-                    stderr: format!("cannot run {prog}: {e}"),
-                };
-            }
-        };
-        // Drain both pipes on threads so a chatty program cannot block on a full pipe.
-        let mut out_pipe = child.stdout.take();
-        let mut err_pipe = child.stderr.take();
-        let out_t = std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(p) = out_pipe.as_mut() {
-                let _ = p.read_to_string(&mut s);
-            }
-            s
-        });
-        let err_t = std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(p) = err_pipe.as_mut() {
-                let _ = p.read_to_string(&mut s);
-            }
-            s
-        });
-        let deadline = Instant::now() + self.limit;
-        let code = loop {
-            match child.try_wait() {
-                Ok(Some(st)) => break st.code(),
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20))
-                }
-                _ => {
-                    // Our own child, by its handle.
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break None;
-                }
-            }
-        };
-        let stdout = out_t.join().unwrap_or_default();
-        let mut stderr = err_t.join().unwrap_or_default();
-        if code.is_none() && stderr.is_empty() {
-            stderr = format!("{prog} did not finish within {} s", self.limit.as_secs());
-        }
-        Output {
-            code,
-            stdout,
-            stderr,
-        }
+        // route reports a program that could not start or finish as an output with no exit code.
+        crate::exec::run(argv, self.limit).unwrap_or_else(|e| Output {
+            code: None,
+            stdout: String::new(),
+            stderr: e.to_string(),
+        })
     }
 }
 

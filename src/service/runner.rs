@@ -2,23 +2,9 @@
 //! unit-tested against a fake that records every call and never touches the host.
 
 use std::io;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Output {
-    /// None when the program was killed by a signal.
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Output {
-    pub fn ok(&self) -> bool {
-        self.code == Some(0)
-    }
-}
+pub use crate::exec::Output;
 
 pub trait Runner {
     /// Runs `argv[0]` with the rest as arguments and waits for it (bounded).
@@ -40,43 +26,7 @@ impl Default for SystemRunner {
 
 impl Runner for SystemRunner {
     fn run(&mut self, argv: &[String]) -> io::Result<Output> {
-        let (program, args) = argv
-            .split_first()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
-        let child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()?;
-        let pid = child.id();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(child.wait_with_output());
-        });
-        match rx.recv_timeout(self.timeout) {
-            Ok(out) => {
-                let out = out?;
-                Ok(Output {
-                    code: out.status.code(),
-                    stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-                })
-            }
-            Err(_) => {
-                if let Ok(pid) = libc::pid_t::try_from(pid) {
-                    // SAFETY: kill(2) on the PID of the child we spawned and have not reaped yet.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                }
-                Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!(
-                        "{program} did not finish within {} s",
-                        self.timeout.as_secs()
-                    ),
-                ))
-            }
-        }
+        crate::exec::run(argv, self.timeout)
     }
 }
 
@@ -132,33 +82,5 @@ pub mod fake {
                     ..Output::default()
                 }))
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn system_runner_reports_code_and_output_and_times_out() {
-        let mut r = SystemRunner::default();
-        let out = r
-            .run(&[
-                "sh".into(),
-                "-c".into(),
-                "echo hi; echo err >&2; exit 3".into(),
-            ])
-            .unwrap();
-        assert_eq!(out.code, Some(3));
-        assert_eq!(out.stdout, "hi\n");
-        assert_eq!(out.stderr, "err\n");
-        let mut r = SystemRunner {
-            timeout: Duration::from_millis(200),
-        };
-        let t = std::time::Instant::now();
-        let e = r.run(&["sleep".into(), "5".into()]).unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
-        assert!(t.elapsed() < Duration::from_secs(3));
-        assert!(r.run(&[]).is_err());
     }
 }
