@@ -107,3 +107,13 @@ pub async fn soa_or_refusal(
         )),
     }
 }
+
+/// Runs a probe (or any client future) from synchronous code — the CLI commands — on a small runtime of
+/// its own. The error is a sentence.
+pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map(|rt| rt.block_on(f))
+        .map_err(|e| format!("cannot start the DNS client: {e}"))
+}

@@ -104,17 +104,9 @@ pub fn server_addr(flag: Option<SocketAddr>, state_dir: Option<&Path>) -> Socket
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 5353)))
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, AppError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            AppError::new(
-                Class::Runtime,
-                format!("cannot start the DNS client: {e}"),
-                "try again",
-            )
-        })
+/// A client runtime that could not start is a runtime error of the command.
+fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, AppError> {
+    probe::block_on(f).map_err(|e| AppError::new(Class::Runtime, e, "try again"))
 }
 
 /// How `load` ended up, as seen from the server.
@@ -136,8 +128,7 @@ pub fn wait_live(
     serial: u32,
     budget: Duration,
 ) -> Result<Liveness, AppError> {
-    let rt = runtime()?;
-    Ok(rt.block_on(async {
+    block_on(async {
         let deadline = tokio::time::Instant::now() + budget;
         let mut last = None;
         loop {
@@ -154,7 +145,7 @@ pub fn wait_live(
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-    }))
+    })
 }
 
 /// `pigsty-dns status`: the status file, cross-checked with a live SOA probe over UDP and TCP.
@@ -173,14 +164,13 @@ pub fn command(
         .as_ref()
         .and_then(|s| Zone::parse(&s.zone).ok())
         .unwrap_or_else(|| zone.clone());
-    let rt = runtime()?;
-    let (udp, tcp) = rt.block_on(async {
+    let (udp, tcp) = block_on(async {
         let t = Duration::from_millis(1500);
         (
             probe::soa(addr, Protocol::Udp, &zone, t).await,
             probe::soa(addr, Protocol::Tcp, &zone, t).await,
         )
-    });
+    })?;
     let answering = udp.is_ok() && tcp.is_ok();
     let verdict = match (&file, alive, answering) {
         (Some(s), true, true) if udp.as_ref().is_ok_and(|a| a.serial == s.serial) => "running",

@@ -141,17 +141,6 @@ fn flip(dir: &Path, addr: u8) -> PathBuf {
     )
 }
 
-fn load(state: &Path, file: &Path, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "load",
-        file.to_str().unwrap(),
-        "--state-dir",
-        state.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    run(&args)
-}
-
 #[test]
 fn quickstart_serves_the_sample_and_a_load_goes_live() {
     let t = tempfile::tempdir().unwrap();

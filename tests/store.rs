@@ -18,17 +18,6 @@ fn gens(state: &Path) -> Vec<PathBuf> {
     v
 }
 
-fn load(state: &Path, file: &Path, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "load",
-        file.to_str().unwrap(),
-        "--state-dir",
-        state.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    run(&args)
-}
-
 fn history(state: &Path) -> serde_json::Value {
     let r = run(&["history", "--json", "--state-dir", state.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);

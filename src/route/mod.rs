@@ -149,22 +149,8 @@ pub fn journal_dir(place: &Where, os: detect::Os) -> PathBuf {
         .unwrap_or_else(|| files::under(&place.root, journal::default_dir(os)))
 }
 
-fn rt() -> Result<tokio::runtime::Runtime, AppError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            AppError::new(
-                Class::Runtime,
-                format!("cannot start the async runtime: {e}"),
-                "try again",
-            )
-        })
-}
-
 fn real_preflight(addr: SocketAddr, zone: &Zone) -> Result<u32, String> {
-    let rt = rt().map_err(|e| e.message)?;
-    rt.block_on(async {
+    crate::probe::block_on(async {
         let t = Duration::from_secs(2);
         let udp = crate::probe::soa(addr, crate::probe::Protocol::Udp, zone, t).await?;
         let tcp = crate::probe::soa(addr, crate::probe::Protocol::Tcp, zone, t).await?;
@@ -174,12 +160,11 @@ fn real_preflight(addr: SocketAddr, zone: &Zone) -> Result<u32, String> {
             ));
         }
         Ok(udp.serial.max(tcp.serial))
-    })
+    })?
 }
 
 fn real_lookup(addr: SocketAddr, name: &str) -> Result<Option<Ipv4Addr>, String> {
-    let rt = rt().map_err(|e| e.message)?;
-    rt.block_on(verify::direct_a(addr, name, Duration::from_secs(2)))
+    crate::probe::block_on(verify::direct_a(addr, name, Duration::from_secs(2)))?
 }
 
 /// The CLI entry: real runner, real probes, a terminal prompt if there is one.

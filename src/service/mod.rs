@@ -171,16 +171,12 @@ fn user_exists(name: &str) -> bool {
 
 /// Probes once, on a runtime of its own (the installer itself is synchronous).
 fn real_probe(addr: SocketAddr, zone: &Zone, t: Duration) -> Result<u32, String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the DNS client: {e}"))?;
-    rt.block_on(crate::probe::soa(
+    crate::probe::block_on(crate::probe::soa(
         addr,
         crate::probe::Protocol::Udp,
         zone,
         t,
-    ))
+    ))?
     .map(|a| a.serial)
 }
 

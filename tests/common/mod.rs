@@ -121,3 +121,15 @@ pub fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect()
 }
+
+/// `load FILE --state-dir STATE [extra...]`.
+pub fn load(state: &Path, file: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "load",
+        file.to_str().expect("utf-8 path"),
+        "--state-dir",
+        state.to_str().expect("utf-8 path"),
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
