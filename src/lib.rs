@@ -2,12 +2,14 @@
 
 pub mod answer;
 pub mod commands;
+pub mod defaults;
+pub mod digest;
 pub mod error;
-pub mod exec;
 pub mod generation;
 pub mod inventory;
 pub mod name;
 pub mod notify;
+pub mod output;
 pub mod probe;
 pub mod records;
 pub mod route;
@@ -15,6 +17,8 @@ pub mod serve;
 pub mod server;
 pub mod service;
 pub mod status;
+pub mod status_file;
 pub mod store;
+pub mod sys;
 pub mod watch;
 pub mod yaml;

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-pub use crate::exec::Output;
+pub use crate::sys::exec::Output;
 
 pub trait Runner {
     fn run(&mut self, argv: &[String]) -> Output;
@@ -26,7 +26,7 @@ impl Default for SystemRunner {
 impl Runner for SystemRunner {
     fn run(&mut self, argv: &[String]) -> Output {
         // route reports a program that could not start or finish as an output with no exit code.
-        crate::exec::run(argv, self.limit).unwrap_or_else(|e| Output {
+        crate::sys::exec::run(argv, self.limit).unwrap_or_else(|e| Output {
             code: None,
             stdout: String::new(),
             stderr: e.to_string(),

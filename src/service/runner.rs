@@ -4,7 +4,7 @@
 use std::io;
 use std::time::Duration;
 
-pub use crate::exec::Output;
+pub use crate::sys::exec::Output;
 
 pub trait Runner {
     /// Runs `argv[0]` with the rest as arguments and waits for it (bounded).
@@ -26,7 +26,7 @@ impl Default for SystemRunner {
 
 impl Runner for SystemRunner {
     fn run(&mut self, argv: &[String]) -> io::Result<Output> {
-        crate::exec::run(argv, self.timeout)
+        crate::sys::exec::run(argv, self.timeout)
     }
 }
 

@@ -1,6 +1,5 @@
 //! Running a system program with a time limit: the one place that spawns `resolvectl`, `systemctl`,
-//! `launchctl` and the like. `route` and `service` reach it through their own `Runner` traits, so their
-//! logic is unit-tested against fakes.
+//! `launchctl` and the like. Everything else reaches it through `sys::runner::Runner`.
 
 use std::io::{self, Read};
 use std::process::{Command, Stdio};

@@ -1,0 +1,47 @@
+//! Every default a user can see, in one place: the listen address, the zone, the TTLs, the TCP limits
+//! and the environment variables that override them.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+/// Where `serve` listens and every client command asks when nothing else says.
+pub const LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 5353);
+/// `LISTEN` spelled for clap's `default_value` (a test keeps the two equal).
+pub const LISTEN_STR: &str = "127.0.0.1:5353";
+/// The mDNS port: never a good choice for unicast DNS (see the README's "Ports").
+pub const MDNS_PORT: u16 = 5353;
+/// The port suggested when the chosen one cannot work.
+pub const SUGGESTED_PORT: u16 = 5354;
+
+pub const ZONE: &str = "pigsty.test";
+/// TTL of served records, seconds.
+pub const TTL: u32 = 30;
+/// Negative-caching TTL (the SOA MINIMUM), seconds.
+pub const NEGATIVE_TTL: u32 = 5;
+
+/// A TCP connection idle this long between messages is closed, seconds.
+pub const TCP_IDLE_TIMEOUT_SECS: u64 = 10;
+/// Concurrent TCP connections.
+pub const TCP_MAX_CONNECTIONS: usize = 128;
+
+pub const ENV_LISTEN: &str = "PIGSTY_DNS_LISTEN";
+pub const ENV_ZONE: &str = "PIGSTY_DNS_ZONE";
+pub const ENV_STATE_DIR: &str = "PIGSTY_DNS_STATE_DIR";
+pub const ENV_LOG: &str = "PIGSTY_DNS_LOG";
+
+/// `$PIGSTY_DNS_LISTEN`'s first address, else `LISTEN`.
+pub fn listen_from_env() -> SocketAddr {
+    std::env::var(ENV_LISTEN)
+        .ok()
+        .and_then(|v| v.split(',').next().and_then(|a| a.trim().parse().ok()))
+        .unwrap_or(LISTEN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listen_string_is_the_listen_address() {
+        assert_eq!(LISTEN_STR.parse::<SocketAddr>().unwrap(), LISTEN);
+    }
+}

@@ -1,0 +1,172 @@
+//! The status file a running server keeps in its state dir (`status.json`): its format, and the one
+//! way to read and write it. The server writes it; `status`, `load`, `route` and `service` read it — the
+//! only channel besides DNS itself between the daemon and the other commands.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::output::to_json;
+use crate::sys::fs::{FsError, WriteOptions, write_atomic};
+use crate::sys::user::pid_alive;
+
+/// Version of the status file format.
+pub const FORMAT: u32 = 1;
+pub const FILE: &str = "status.json";
+
+/// What the server says of itself. A killed server leaves `Running` with a dead pid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerState {
+    Running,
+    /// After a clean exit.
+    Stopped,
+}
+
+impl std::fmt::Display for ServerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ServerState::Running => "running",
+            ServerState::Stopped => "stopped",
+        })
+    }
+}
+
+/// Answer counters since the server started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CountersSnapshot {
+    pub noerror: u64,
+    pub nxdomain: u64,
+    pub refused: u64,
+    pub formerr: u64,
+    pub notimp: u64,
+    pub servfail: u64,
+    pub badvers: u64,
+    pub other: u64,
+    /// Packets not answered at all (too short, or QR=1).
+    pub dropped: u64,
+    /// UDP answers sent with TC=1.
+    pub truncated: u64,
+    pub tcp_accepted: u64,
+    /// TCP connections closed at once because the connection cap was reached.
+    pub tcp_refused: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Status {
+    pub format: u32,
+    pub state: ServerState,
+    pub pid: u32,
+    pub started: String,
+    pub started_unix: u64,
+    pub updated: String,
+    /// The addresses actually bound (UDP and TCP on each).
+    pub listen: Vec<SocketAddr>,
+    pub zone: String,
+    /// The live serial; 0 when no generation is served yet.
+    pub serial: u32,
+    pub record_digest: Option<String>,
+    pub records: usize,
+    /// The generation file served.
+    pub generation: Option<String>,
+    pub loaded_at: Option<String>,
+    /// The input file (or rollback) the live generation was made from.
+    pub loaded_from: Option<String>,
+    /// The file `serve --follow` watches.
+    pub follow: Option<String>,
+    /// Why the newest generation or the followed file is not live, if it is not.
+    pub last_error: Option<String>,
+    pub counters: CountersSnapshot,
+}
+
+impl Status {
+    /// Claims to run and its process exists.
+    pub fn is_running(&self) -> bool {
+        self.state == ServerState::Running && pid_alive(self.pid)
+    }
+}
+
+/// Atomic (0600, fsynced): a reader sees the old or the new status, never half of one.
+pub fn write(state_dir: &Path, s: &Status) -> Result<(), FsError> {
+    write_atomic(
+        &state_dir.join(FILE),
+        to_json(s).as_bytes(),
+        &WriteOptions::private(),
+    )
+}
+
+/// The status file, if there is one of this format.
+pub fn read(state_dir: &Path) -> Option<Status> {
+    let bytes = std::fs::read(state_dir.join(FILE)).ok()?;
+    serde_json::from_slice::<Status>(&bytes)
+        .ok()
+        .filter(|s| s.format == FORMAT)
+}
+
+/// The status file of a server that is still alive.
+pub fn running(state_dir: &Path) -> Option<Status> {
+    read(state_dir).filter(Status::is_running)
+}
+
+/// The address a client asks: `--server`, else what this state dir's server bound (running, or last
+/// running), else `$PIGSTY_DNS_LISTEN`, else the default.
+pub fn server_addr(flag: Option<SocketAddr>, state_dir: Option<&Path>) -> SocketAddr {
+    flag.or_else(|| {
+        state_dir
+            .and_then(read)
+            .and_then(|s| s.listen.first().copied())
+    })
+    .unwrap_or_else(crate::defaults::listen_from_env)
+}
+
+pub fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Status {
+        Status {
+            format: FORMAT,
+            state: ServerState::Running,
+            pid: std::process::id(),
+            started: "t".into(),
+            started_unix: 1,
+            updated: "t".into(),
+            listen: vec!["127.0.0.1:1".parse().unwrap()],
+            zone: "pigsty.test".into(),
+            serial: 3,
+            record_digest: None,
+            records: 0,
+            generation: None,
+            loaded_at: None,
+            loaded_from: None,
+            follow: None,
+            last_error: None,
+            counters: CountersSnapshot::default(),
+        }
+    }
+
+    #[test]
+    fn round_trip_keeps_the_state_word_and_the_mode() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), &sample()).unwrap();
+        let raw = std::fs::read_to_string(d.path().join(FILE)).unwrap();
+        assert!(raw.contains("\"state\": \"running\""), "{raw}");
+        let m = std::fs::metadata(d.path().join(FILE)).unwrap();
+        assert_eq!(m.mode() & 0o777, 0o600);
+        let back = running(d.path()).unwrap();
+        assert_eq!(back, sample());
+        assert_eq!(
+            server_addr(None, Some(d.path())),
+            "127.0.0.1:1".parse().unwrap()
+        );
+    }
+}

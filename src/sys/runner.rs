@@ -1,0 +1,145 @@
+//! The one way the installers run programs: through a `Runner`, so everything above it is tested
+//! against a scripted runner that records every call and never touches the host, and the real one is
+//! bounded (a hung `resolvectl` or `systemctl` must not hang the installer).
+
+use std::time::Duration;
+
+pub use super::exec::Output;
+
+pub trait Runner {
+    /// Runs `argv[0]` with the rest as arguments and waits for it. A program that could not start or
+    /// finish in time is an output with no exit code and the reason in `stderr`.
+    fn run(&mut self, argv: &[String]) -> Output;
+}
+
+/// Runs real programs, each bounded by `limit` (then killed, by its PID: it is our child).
+pub struct SystemRunner {
+    pub limit: Duration,
+}
+
+impl SystemRunner {
+    pub fn new(limit: Duration) -> SystemRunner {
+        SystemRunner { limit }
+    }
+}
+
+impl Default for SystemRunner {
+    fn default() -> Self {
+        SystemRunner::new(Duration::from_secs(30))
+    }
+}
+
+impl Runner for SystemRunner {
+    fn run(&mut self, argv: &[String]) -> Output {
+        super::exec::run(argv, self.limit).unwrap_or_else(|e| Output {
+            code: None,
+            stdout: String::new(),
+            stderr: e.to_string(),
+        })
+    }
+}
+
+pub fn argv(words: &[&str]) -> Vec<String> {
+    words.iter().map(|s| s.to_string()).collect()
+}
+
+#[cfg(any(test, feature = "test-support"))]
+pub use scripted::ScriptedRunner;
+
+#[cfg(any(test, feature = "test-support"))]
+mod scripted {
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+    use std::rc::Rc;
+
+    use super::{Output, Runner};
+
+    /// A runner for tests: answers each command from a list of (prefix, output) rules, first match
+    /// wins (a rule can be used once or forever), and records every command it was asked to run —
+    /// in `calls`, and as `run <command line>` in a shared `log` when one is given, so the order
+    /// against other fakes can be checked.
+    #[derive(Default)]
+    pub struct ScriptedRunner {
+        rules: VecDeque<(Vec<String>, Output, bool)>,
+        pub calls: Vec<Vec<String>>,
+        /// What unmatched commands get (default: exit 127, "not scripted").
+        pub fallback: Option<Output>,
+        pub log: Option<Rc<RefCell<Vec<String>>>>,
+    }
+
+    impl ScriptedRunner {
+        pub fn new() -> Self {
+            ScriptedRunner::default()
+        }
+        /// Unmatched commands succeed with no output, and every call goes to `log` too.
+        pub fn logging(log: Rc<RefCell<Vec<String>>>) -> Self {
+            ScriptedRunner {
+                fallback: Some(Output::ok_with("")),
+                log: Some(log),
+                ..ScriptedRunner::default()
+            }
+        }
+        /// Every command starting with `prefix` gets `out`.
+        pub fn always(&mut self, prefix: &str, out: Output) -> &mut Self {
+            self.rules.push_back((words(prefix), out, false));
+            self
+        }
+        /// The next command starting with `prefix` gets `out`, once; later rules take over after.
+        pub fn once(&mut self, prefix: &str, out: Output) -> &mut Self {
+            self.rules.push_front((words(prefix), out, true));
+            self
+        }
+        /// Builder form of `always`: exit `code` with `stdout` (a failure also says so on stderr).
+        pub fn on(mut self, prefix: &str, code: i32, stdout: &str) -> Self {
+            let out = if code == 0 {
+                Output::ok_with(stdout)
+            } else {
+                Output {
+                    code: Some(code),
+                    stdout: stdout.into(),
+                    stderr: format!("{prefix}: failed"),
+                }
+            };
+            self.always(prefix, out);
+            self
+        }
+        /// Forgets every rule (the call log stays).
+        pub fn reset(&mut self) {
+            self.rules.clear();
+        }
+        /// The commands run so far, each joined with spaces.
+        pub fn lines(&self) -> Vec<String> {
+            self.calls.iter().map(|c| c.join(" ")).collect()
+        }
+    }
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    impl Runner for ScriptedRunner {
+        fn run(&mut self, argv: &[String]) -> Output {
+            self.calls.push(argv.to_vec());
+            if let Some(log) = &self.log {
+                log.borrow_mut().push(format!("run {}", argv.join(" ")));
+            }
+            let pos = self
+                .rules
+                .iter()
+                .position(|(p, _, _)| argv.len() >= p.len() && argv[..p.len()] == p[..]);
+            match pos {
+                Some(i) => {
+                    let out = self.rules[i].1.clone();
+                    if self.rules[i].2 {
+                        self.rules.remove(i);
+                    }
+                    out
+                }
+                None => self
+                    .fallback
+                    .clone()
+                    .unwrap_or_else(|| Output::fail(127, "not scripted")),
+            }
+        }
+    }
+}

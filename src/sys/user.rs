@@ -1,0 +1,64 @@
+//! Who we run as, and the few questions about other users and processes the installers ask.
+
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+pub fn is_root() -> bool {
+    euid() == 0
+}
+
+/// The login name of `uid`: the passwd entry, else `$USER`, else the number.
+pub fn user_name(uid: u32) -> String {
+    // SAFETY: getpwuid returns NULL or a pointer to a static entry whose pw_name is NUL-terminated;
+    // it is copied out at once, before any other passwd call.
+    let from_db = unsafe {
+        let pw = libc::getpwuid(uid);
+        if pw.is_null() || (*pw).pw_name.is_null() {
+            None
+        } else {
+            Some(
+                std::ffi::CStr::from_ptr((*pw).pw_name)
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        }
+    };
+    from_db
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| uid.to_string())
+}
+
+/// Whether an account of that name exists.
+pub fn user_exists(name: &str) -> bool {
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return false;
+    };
+    // SAFETY: c is a valid NUL-terminated string; we only test the result for null.
+    unsafe { !libc::getpwnam(c.as_ptr()).is_null() }
+}
+
+/// Whether a process with this pid exists (ours or not).
+pub fn pid_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists; it sends nothing.
+    pid > 0
+        && (unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn we_are_alive_and_have_a_name() {
+        assert!(pid_alive(std::process::id()));
+        assert!(!pid_alive(0));
+        assert!(!user_name(euid()).is_empty());
+        assert!(!user_exists("no such user\u{1}"));
+    }
+}
