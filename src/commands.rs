@@ -19,15 +19,7 @@ use crate::store::{self, Outcome, StateDir};
 /// Schema version of every `--json` document.
 pub const JSON_FORMAT: u32 = 1;
 
-pub fn parse_zone(raw: &str) -> Result<Zone, AppError> {
-    Zone::parse(raw).map_err(|e| {
-        AppError::new(
-            Class::Usage,
-            format!("--zone {e}"),
-            "give a zone such as pigsty.test",
-        )
-    })
-}
+pub use crate::error::zone_arg as parse_zone;
 
 /// Reads and validates an input file; returns the record set and what to record as its input.
 pub fn validate(path: &Path, zone: &Zone) -> Result<(RecordSet, Input), AppError> {

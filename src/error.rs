@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::inventory::InputError;
+use crate::name::Zone;
 use crate::store::StoreError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -74,4 +75,15 @@ impl From<StoreError> for AppError {
             StoreError::Io { message, next } => AppError::new(Class::Runtime, message, next),
         }
     }
+}
+
+/// A `--zone` value, checked (exit 2 when it is not a zone name).
+pub fn zone_arg(raw: &str) -> Result<Zone, AppError> {
+    Zone::parse(raw).map_err(|e| {
+        AppError::new(
+            Class::Usage,
+            format!("--zone {e}"),
+            "give a zone such as pigsty.test",
+        )
+    })
 }

@@ -20,5 +20,6 @@ pub mod status;
 pub mod status_file;
 pub mod store;
 pub mod sys;
+pub mod transport;
 pub mod watch;
 pub mod yaml;

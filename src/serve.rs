@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 use crate::commands;
 use crate::error::{AppError, Class};
-use crate::generation;
+
 use crate::name::Zone;
 use crate::server::{self, BindError, Counters, ServerConfig};
 use crate::status::{self, Status};
@@ -147,12 +147,12 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
                 format: status::FORMAT,
                 state: state.into(),
                 pid: std::process::id(),
-                started: generation::rfc3339(started),
+                started: crate::output::rfc3339(started),
                 started_unix: started
                     .duration_since(SystemTime::UNIX_EPOCH)
                     .map(|d| d.as_secs())
                     .unwrap_or(0),
-                updated: generation::rfc3339(SystemTime::now()),
+                updated: crate::output::rfc3339(SystemTime::now()),
                 listen: listen.clone(),
                 zone: zone.to_string(),
                 serial: view.serial,

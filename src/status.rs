@@ -14,8 +14,9 @@ use serde_json::json;
 use crate::commands::{JSON_FORMAT, to_json};
 use crate::error::{AppError, Class};
 use crate::name::Zone;
-use crate::probe::{self, Protocol, SoaAnswer};
+use crate::probe::{self, ProbeError, SoaAnswer};
 use crate::server::{CountersSnapshot, DEFAULT_LISTEN};
+use crate::transport::Transport;
 
 /// Version of the status file format.
 pub const FORMAT: u32 = 1;
@@ -106,7 +107,7 @@ pub fn server_addr(flag: Option<SocketAddr>, state_dir: Option<&Path>) -> Socket
 
 /// A client runtime that could not start is a runtime error of the command.
 fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, AppError> {
-    probe::block_on(f).map_err(|e| AppError::new(Class::Runtime, e, "try again"))
+    probe::block_on(f).map_err(|e| AppError::new(Class::Runtime, e.to_string(), "try again"))
 }
 
 /// How `load` ended up, as seen from the server.
@@ -132,13 +133,12 @@ pub fn wait_live(
         let deadline = tokio::time::Instant::now() + budget;
         let mut last = None;
         loop {
-            match probe::soa_or_refusal(addr, Protocol::Udp, zone, Duration::from_millis(700)).await
-            {
-                Ok(Ok(SoaAnswer { serial: s, .. })) if s >= serial => return Liveness::Live,
-                Ok(Ok(SoaAnswer { serial: s, .. })) => last = Some(Liveness::Stale(s)),
-                Ok(Err(refusal)) => last = Some(Liveness::NotThisZone(refusal)),
-                Err(e) if last.is_none() => return Liveness::NoServer(e),
-                Err(_) => {}
+            match probe::soa(addr, Transport::Udp, zone, Duration::from_millis(700)).await {
+                Ok(SoaAnswer { serial: s, .. }) if s >= serial => return Liveness::Live,
+                Ok(SoaAnswer { serial: s, .. }) => last = Some(Liveness::Stale(s)),
+                Err(ProbeError::Answered(refusal)) => last = Some(Liveness::NotThisZone(refusal)),
+                Err(ProbeError::Unreachable(e)) if last.is_none() => return Liveness::NoServer(e),
+                Err(ProbeError::Unreachable(_)) => {}
             }
             if tokio::time::Instant::now() >= deadline {
                 return last.unwrap_or(Liveness::Stale(0));
@@ -167,8 +167,8 @@ pub fn command(
     let (udp, tcp) = block_on(async {
         let t = Duration::from_millis(1500);
         (
-            probe::soa(addr, Protocol::Udp, &zone, t).await,
-            probe::soa(addr, Protocol::Tcp, &zone, t).await,
+            probe::soa(addr, Transport::Udp, &zone, t).await,
+            probe::soa(addr, Transport::Tcp, &zone, t).await,
         )
     })?;
     let answering = udp.is_ok() && tcp.is_ok();
@@ -181,9 +181,9 @@ pub fn command(
         (Some(_), true, false) => "running, but not answering the zone SOA",
         _ => "not running",
     };
-    let probe_json = |r: &Result<SoaAnswer, String>| match r {
+    let probe_json = |r: &Result<SoaAnswer, ProbeError>| match r {
         Ok(a) => json!({"serial": a.serial, "authoritative": a.authoritative}),
-        Err(e) => json!({"error": e}),
+        Err(e) => json!({"error": e.to_string()}),
     };
     if json {
         let text = to_json(&json!({
@@ -202,9 +202,9 @@ pub fn command(
         };
     }
     let mut out = format!("pigsty-dns: {verdict}\n");
-    let probe_text = |r: &Result<SoaAnswer, String>| match r {
+    let probe_text = |r: &Result<SoaAnswer, ProbeError>| match r {
         Ok(a) => format!("serial {}", a.serial),
-        Err(e) => e.clone(),
+        Err(e) => e.to_string(),
     };
     out.push_str(&format!(
         "probe {addr}: UDP {}; TCP {}\n",

@@ -7,7 +7,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::generation::{self, Generation, Input};
+use crate::generation::{Generation, Input};
 use crate::records::RecordSet;
 
 /// Generations kept after a store; older ones are pruned.
@@ -279,7 +279,7 @@ impl StateDir {
             ttl,
             negative_ttl,
             next,
-            generation::rfc3339(SystemTime::now()),
+            crate::output::rfc3339(SystemTime::now()),
             input,
         );
         if let Some(p) = previous

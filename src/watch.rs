@@ -12,7 +12,7 @@ use arc_swap::ArcSwap;
 use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
-use crate::generation::{self, Generation, ZoneView};
+use crate::generation::{Generation, ZoneView};
 use crate::name::Zone;
 use crate::store::{self, StateDir};
 
@@ -107,7 +107,7 @@ impl Live {
                     if let Ok(mut i) = self.info.lock() {
                         *i = LiveInfo {
                             generation: Some(path),
-                            loaded_at: Some(generation::rfc3339(SystemTime::now())),
+                            loaded_at: Some(crate::output::rfc3339(SystemTime::now())),
                             loaded_from: Some(g.input.path.clone()),
                             last_error: None,
                         };

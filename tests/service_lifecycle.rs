@@ -11,7 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pigsty_dns::name::Zone;
-use pigsty_dns::probe::{self, Protocol};
+use pigsty_dns::probe;
+use pigsty_dns::transport::Transport;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pigsty-dns");
 const WAIT: Duration = Duration::from_secs(10);
@@ -129,11 +130,12 @@ fn soa_serial(addr: SocketAddr) -> Result<u32, String> {
     let zone = Zone::parse("pigsty.test").unwrap();
     rt.block_on(probe::soa(
         addr,
-        Protocol::Udp,
+        Transport::Udp,
         &zone,
         Duration::from_millis(800),
     ))
     .map(|a| a.serial)
+    .map_err(|e| e.to_string())
 }
 
 /// Waits (bounded) until the server answers with at least `serial`.

@@ -150,21 +150,35 @@ pub fn journal_dir(place: &Where, os: detect::Os) -> PathBuf {
 }
 
 fn real_preflight(addr: SocketAddr, zone: &Zone) -> Result<u32, String> {
+    use crate::transport::Transport;
     crate::probe::block_on(async {
         let t = Duration::from_secs(2);
-        let udp = crate::probe::soa(addr, crate::probe::Protocol::Udp, zone, t).await?;
-        let tcp = crate::probe::soa(addr, crate::probe::Protocol::Tcp, zone, t).await?;
+        let udp = crate::probe::soa(addr, Transport::Udp, zone, t).await;
+        let tcp = crate::probe::soa(addr, Transport::Tcp, zone, t).await;
+        let (udp, tcp) = (
+            udp.map_err(|e| e.to_string())?,
+            tcp.map_err(|e| e.to_string())?,
+        );
         if !udp.authoritative || !tcp.authoritative {
             return Err(format!(
                 "{addr} answers {zone} SOA but not authoritatively: is it pigsty-dns?"
             ));
         }
         Ok(udp.serial.max(tcp.serial))
-    })?
+    })
+    .map_err(|e| e.to_string())?
 }
 
 fn real_lookup(addr: SocketAddr, name: &str) -> Result<Option<Ipv4Addr>, String> {
-    crate::probe::block_on(verify::direct_a(addr, name, Duration::from_secs(2)))?
+    let t = Duration::from_secs(2);
+    crate::probe::block_on(crate::probe::a(
+        addr,
+        crate::transport::Transport::Udp,
+        name,
+        t,
+    ))
+    .and_then(|r| r)
+    .map_err(|e| e.to_string())
 }
 
 /// The CLI entry: real runner, real probes, a terminal prompt if there is one.
@@ -282,7 +296,7 @@ fn confirm(ctx: &mut Ctx<'_>, yes: bool, question: &str) -> Result<(), AppError>
 }
 
 fn now() -> String {
-    crate::generation::rfc3339(std::time::SystemTime::now())
+    crate::output::now_rfc3339()
 }
 
 fn journal_for(plan: &Plan, files: Vec<JournalFile>, dirs: Vec<String>, state: &str) -> Journal {

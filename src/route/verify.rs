@@ -1,7 +1,7 @@
 //! Verification through the native path: the scope resolved reports, lookups through resolved and
 //! NSS, and the daemon's REFUSED counter (an unrelated name must never reach it).
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::Ipv4Addr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -382,39 +382,6 @@ pub fn gone(ctx: &mut Ctx<'_>, adapter: AdapterName, p: &Params) -> Check {
             format!("{} no longer shows the route", adapter.as_str()),
         ),
         Err(e) => check("route gone", false, e),
-    }
-}
-
-/// A direct A lookup at the daemon (UDP), for comparing with the native path.
-pub async fn direct_a(
-    addr: SocketAddr,
-    name: &str,
-    timeout: Duration,
-) -> Result<Option<Ipv4Addr>, String> {
-    use hickory_server::net::client::{Client, ClientHandle};
-    use hickory_server::net::runtime::TokioRuntimeProvider;
-    use hickory_server::net::udp::UdpClientStream;
-    use hickory_server::proto::rr::{DNSClass, Name, RData, RecordType};
-    use std::str::FromStr;
-    let qname = Name::from_str(&format!("{}.", name.trim_end_matches('.')))
-        .map_err(|e| format!("bad name {name:?}: {e}"))?;
-    let work = async {
-        let stream = UdpClientStream::builder(addr, TokioRuntimeProvider::new())
-            .with_timeout(Some(timeout))
-            .build();
-        let (mut client, bg) = Client::<TokioRuntimeProvider>::from_sender(stream);
-        let bg = tokio::spawn(bg);
-        let r = client.query(qname, DNSClass::IN, RecordType::A).await;
-        bg.abort();
-        let resp = r.map_err(|e| format!("no answer from {addr} for {name}: {e}"))?;
-        Ok(resp.answers.iter().find_map(|r| match &r.data {
-            RData::A(a) => Some(a.0),
-            _ => None,
-        }))
-    };
-    match tokio::time::timeout(timeout + Duration::from_millis(500), work).await {
-        Ok(r) => r,
-        Err(_) => Err(format!("no answer from {addr} for {name}")),
     }
 }
 

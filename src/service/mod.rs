@@ -173,11 +173,13 @@ fn user_exists(name: &str) -> bool {
 fn real_probe(addr: SocketAddr, zone: &Zone, t: Duration) -> Result<u32, String> {
     crate::probe::block_on(crate::probe::soa(
         addr,
-        crate::probe::Protocol::Udp,
+        crate::transport::Transport::Udp,
         zone,
         t,
-    ))?
+    ))
+    .and_then(|r| r)
     .map(|a| a.serial)
+    .map_err(|e| e.to_string())
 }
 
 pub fn run(cmd: &ServiceCommand, json: bool) -> Result<String, AppError> {
