@@ -58,6 +58,12 @@ impl AppError {
         }
     }
 
+    /// Keeps the command's text report, which still goes to stdout before the error (not with `--json`).
+    pub fn with_report(mut self, report: crate::output::Report) -> Self {
+        self.report = Some(report.text);
+        self
+    }
+
     /// Bad input in `file` (exit 8).
     pub fn input(file: &str, e: InputError) -> Self {
         AppError::new(Class::Invalid, format!("{file}: {e}"), e.next)

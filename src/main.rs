@@ -10,12 +10,14 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use pigsty_dns::commands::{self, ExportFormat, LoadOptions};
-use pigsty_dns::error::{AppError, Class};
-use pigsty_dns::generation::{DEFAULT_NEGATIVE_TTL, DEFAULT_TTL};
-use pigsty_dns::name::DEFAULT_ZONE;
+use pigsty_dns::daemon::{self, ServeOptions};
+use pigsty_dns::defaults::{
+    ENV_LISTEN, ENV_LOG, ENV_ZONE, LISTEN_STR, NEGATIVE_TTL, TCP_IDLE_TIMEOUT_SECS,
+    TCP_MAX_CONNECTIONS, TTL, ZONE,
+};
+use pigsty_dns::error::{AppError, Class, zone_arg};
+use pigsty_dns::output::{Report, to_json};
 use pigsty_dns::route::RouteCommand;
-use pigsty_dns::serve::{self, ServeOptions};
-use pigsty_dns::status::{self, Liveness};
 use pigsty_dns::store;
 
 #[derive(Parser)]
@@ -50,12 +52,7 @@ enum Command {
     /// Answer the zone on loopback (UDP and TCP) from the newest good generation, swapping in new ones.
     Serve {
         /// Address to listen on, UDP and TCP; repeat for more (loopback only).
-        #[arg(
-            long,
-            env = "PIGSTY_DNS_LISTEN",
-            default_value = "127.0.0.1:5353",
-            value_delimiter = ','
-        )]
+        #[arg(long, env = ENV_LISTEN, default_value = LISTEN_STR, value_delimiter = ',')]
         listen: Vec<SocketAddr>,
         /// Store FILE as a new generation first (as `load` does).
         #[arg(long, value_name = "FILE")]
@@ -63,19 +60,19 @@ enum Command {
         /// Also watch the --records file and load it again whenever it changes.
         #[arg(long)]
         follow: bool,
-        #[arg(long, env = "PIGSTY_DNS_ZONE", default_value = DEFAULT_ZONE)]
+        #[arg(long, env = ENV_ZONE, default_value = ZONE)]
         zone: String,
         /// TTL for generations stored from --records.
-        #[arg(long, default_value_t = DEFAULT_TTL)]
+        #[arg(long, default_value_t = TTL)]
         ttl: u32,
         /// Negative TTL for generations stored from --records.
-        #[arg(long, default_value_t = DEFAULT_NEGATIVE_TTL)]
+        #[arg(long, default_value_t = NEGATIVE_TTL)]
         negative_ttl: u32,
         /// Close a TCP connection idle this many seconds.
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = TCP_IDLE_TIMEOUT_SECS)]
         tcp_idle_timeout: u64,
         /// Concurrent TCP connections; more are closed at once.
-        #[arg(long, default_value_t = 128)]
+        #[arg(long, default_value_t = TCP_MAX_CONNECTIONS)]
         tcp_max_connections: usize,
         #[arg(long, value_enum, default_value = "text")]
         log_format: LogFormat,
@@ -87,7 +84,7 @@ enum Command {
         /// The server to probe [default: the address this state dir's server bound, else $PIGSTY_DNS_LISTEN, else 127.0.0.1:5353]
         #[arg(long)]
         server: Option<SocketAddr>,
-        #[arg(long, env = "PIGSTY_DNS_ZONE", default_value = DEFAULT_ZONE)]
+        #[arg(long, env = ENV_ZONE, default_value = ZONE)]
         zone: String,
         #[command(flatten)]
         state: StateArgs,
@@ -107,19 +104,19 @@ enum Command {
     /// Validate a host-names.yml and show what would be served; writes nothing.
     Check {
         file: PathBuf,
-        #[arg(long, env = "PIGSTY_DNS_ZONE", default_value = DEFAULT_ZONE)]
+        #[arg(long, env = ENV_ZONE, default_value = ZONE)]
         zone: String,
     },
     /// Validate a host-names.yml and store it as a new generation.
     Load {
         file: PathBuf,
-        #[arg(long, env = "PIGSTY_DNS_ZONE", default_value = DEFAULT_ZONE)]
+        #[arg(long, env = ENV_ZONE, default_value = ZONE)]
         zone: String,
         /// TTL of served records, seconds.
-        #[arg(long, default_value_t = DEFAULT_TTL)]
+        #[arg(long, default_value_t = TTL)]
         ttl: u32,
         /// Negative-caching TTL (SOA MINIMUM), seconds.
-        #[arg(long, default_value_t = DEFAULT_NEGATIVE_TTL)]
+        #[arg(long, default_value_t = NEGATIVE_TTL)]
         negative_ttl: u32,
         /// Show the diff and stop before storing.
         #[arg(long)]
@@ -156,11 +153,9 @@ enum Command {
     Service(pigsty_dns::service::ServiceCommand),
 }
 
-fn run(cli: &Cli) -> Result<String, AppError> {
+fn run(cli: &Cli) -> Result<Report, AppError> {
     match &cli.command {
-        Command::Check { file, zone } => {
-            commands::check(file, &commands::parse_zone(zone)?, cli.json)
-        }
+        Command::Check { file, zone } => commands::check::run(file, &zone_arg(zone)?),
         Command::Load {
             file,
             zone,
@@ -170,24 +165,16 @@ fn run(cli: &Cli) -> Result<String, AppError> {
             server,
             require_live,
             state,
-        } => {
-            let zone = commands::parse_zone(zone)?;
-            let opts = LoadOptions {
-                path: file,
-                zone: &zone,
-                state_dir: state.state_dir.as_deref(),
-                ttl: *ttl,
-                negative_ttl: *negative_ttl,
-                dry_run: *dry_run,
-            };
-            let (text, stored) = commands::load(&opts, cli.json)?;
-            let Some(g) = stored else { return Ok(text) };
-            let root = store::resolve(state.state_dir.as_deref())?;
-            let addr = status::server_addr(*server, Some(&root));
-            // Without --server, only a server recorded as running for this state dir can serve it.
-            let known = server.is_some() || status::running(&root).is_some();
-            confirm_live(text, &g, addr, &root, &zone, known, *require_live, cli.json)
-        }
+        } => commands::load::run(&LoadOptions {
+            path: file,
+            zone: &zone_arg(zone)?,
+            state_dir: state.state_dir.as_deref(),
+            ttl: *ttl,
+            negative_ttl: *negative_ttl,
+            dry_run: *dry_run,
+            server: *server,
+            require_live: *require_live,
+        }),
         Command::Serve {
             listen,
             records,
@@ -200,19 +187,20 @@ fn run(cli: &Cli) -> Result<String, AppError> {
             log_format,
             state,
         } => {
+            let zone = zone_arg(zone)?;
             init_logging(*log_format);
-            serve::run(ServeOptions {
+            daemon::run(ServeOptions {
                 listen: listen.clone(),
                 records: records.clone(),
                 follow: *follow,
                 state_dir: state.state_dir.clone(),
-                zone: commands::parse_zone(zone)?,
+                zone,
                 ttl: *ttl,
                 negative_ttl: *negative_ttl,
                 tcp_idle_timeout: Duration::from_secs(*tcp_idle_timeout),
                 tcp_max_connections: *tcp_max_connections,
             })?;
-            Ok(String::new())
+            Ok(Report::same(""))
         }
         Command::Status {
             server,
@@ -220,112 +208,32 @@ fn run(cli: &Cli) -> Result<String, AppError> {
             state,
         } => {
             let root = store::resolve(state.state_dir.as_deref())?;
-            status::command(&root, *server, &commands::parse_zone(zone)?, cli.json)
+            commands::status::run(&root, *server, &zone_arg(zone)?)
         }
         Command::Export {
             serial,
             format,
             output,
             state,
-        } => commands::export(
+        } => commands::export::run(
             state.state_dir.as_deref(),
             *serial,
             *format,
             output.as_deref(),
         ),
-        Command::History { state } => commands::history(state.state_dir.as_deref(), cli.json),
+        Command::History { state } => commands::history::run(state.state_dir.as_deref()),
         Command::Rollback {
             serial,
             dry_run,
             state,
-        } => commands::rollback(*serial, state.state_dir.as_deref(), *dry_run, cli.json)
-            .map(|(text, _)| text),
-        Command::Route { cmd } => pigsty_dns::route::run(cmd, cli.json),
-        Command::Service(cmd) => pigsty_dns::service::run(cmd, cli.json),
-    }
-}
-
-/// After a store: ask the server until it serves the new serial (bounded), and say what happened.
-#[allow(clippy::too_many_arguments)]
-fn confirm_live(
-    text: String,
-    g: &pigsty_dns::generation::Generation,
-    addr: SocketAddr,
-    root: &std::path::Path,
-    zone: &pigsty_dns::name::Zone,
-    probe: bool,
-    require_live: bool,
-    json: bool,
-) -> Result<String, AppError> {
-    let liveness = if probe {
-        status::wait_live(addr, zone, g.serial, Duration::from_secs(5))?
-    } else {
-        Liveness::NoServer(format!(
-            "no pigsty-dns serve is running for {}",
-            root.display()
-        ))
-    };
-    let (word, line) = match &liveness {
-        Liveness::Live => ("live", format!("live (serial {}) at {addr}\n", g.serial)),
-        Liveness::NoServer(why) => (
-            "not-running",
-            format!("stored; {why}: it will be served when pigsty-dns serve starts\n"),
-        ),
-        Liveness::Stale(seen) => (
-            "stale",
-            format!("the server at {addr} still serves serial {seen}\n"),
-        ),
-        Liveness::NotThisZone(why) => (
-            "other-zone",
-            format!("the server at {addr} does not serve zone {zone}: {why}\n"),
-        ),
-    };
-    let text = if json {
-        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        v["live"] = serde_json::Value::from(word);
-        v["server"] = serde_json::Value::from(addr.to_string());
-        commands::to_json(&v)
-    } else {
-        format!("{text}{line}")
-    };
-    match liveness {
-        Liveness::Live => Ok(text),
-        Liveness::NoServer(why) if require_live => {
-            let mut e = AppError::new(
-                Class::Partial,
-                format!("serial {} is stored but not live: {why}", g.serial),
-                "start it: pigsty-dns serve (or give --server)",
-            );
-            e.report = Some(text);
-            Err(e)
-        }
-        Liveness::NoServer(_) => Ok(text),
-        Liveness::Stale(_) | Liveness::NotThisZone(_) => {
-            let still = match &liveness {
-                Liveness::Stale(seen) => format!("still serves serial {seen}"),
-                _ => format!("does not serve zone {zone}"),
-            };
-            let reason = status::read(root)
-                .and_then(|s| s.last_error)
-                .unwrap_or_else(|| {
-                    "the server gave no reason (is it serving another state dir?)".into()
-                });
-            let mut e = AppError::new(
-                Class::Partial,
-                format!(
-                    "serial {} is stored, but the server at {addr} {still}: {reason}",
-                    g.serial
-                ),
-                "see pigsty-dns status; fix the cause and load again",
-            );
-            e.report = Some(text);
-            Err(e)
-        }
+        } => commands::rollback::run(*serial, state.state_dir.as_deref(), *dry_run),
+        Command::Route { cmd } => pigsty_dns::route::run(cmd, cli.json).map(Report::same),
+        Command::Service(cmd) => pigsty_dns::service::run(cmd, cli.json).map(Report::same),
     }
 }
 
 fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("PIGSTY_DNS_LOG")
+    let filter = tracing_subscriber::EnvFilter::try_from_env(ENV_LOG)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
@@ -343,7 +251,7 @@ fn report(e: &AppError, json: bool) -> ExitCode {
         print!("{r}");
     }
     if json {
-        print!("{}", commands::to_json(e));
+        print!("{}", to_json(e));
     } else {
         eprintln!("error: {}", e.message);
         eprintln!("next: {}", e.next);
@@ -388,10 +296,10 @@ fn main() -> ExitCode {
         }
     };
     match run(&cli) {
-        Ok(text) => {
+        Ok(report) => {
             let mut stdout = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error worth a message.
-            let _ = stdout.write_all(text.as_bytes());
+            let _ = stdout.write_all(report.render(cli.json).as_bytes());
             ExitCode::SUCCESS
         }
         Err(e) => report(&e, cli.json),

@@ -37,8 +37,13 @@ impl Report {
         Report::new(text, Value::Object(Default::default()))
     }
 
+    /// One output for both modes (`export` prints its format whatever `--json` says; `serve` nothing).
+    pub fn same(text: impl Into<String>) -> Report {
+        Report::new(text, Value::Null)
+    }
+
     pub fn render(&self, json: bool) -> String {
-        if json {
+        if json && !self.json.is_null() {
             to_json(&self.json)
         } else {
             self.text.clone()

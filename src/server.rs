@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use hickory_proto::op::ResponseCode;
-use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
@@ -567,21 +566,7 @@ pub struct Counters {
     pub tcp_refused: AtomicU64,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CountersSnapshot {
-    pub noerror: u64,
-    pub nxdomain: u64,
-    pub refused: u64,
-    pub formerr: u64,
-    pub notimp: u64,
-    pub servfail: u64,
-    pub badvers: u64,
-    pub other: u64,
-    pub dropped: u64,
-    pub truncated: u64,
-    pub tcp_accepted: u64,
-    pub tcp_refused: u64,
-}
+pub use crate::status_file::CountersSnapshot;
 
 impl Counters {
     pub fn new() -> Counters {

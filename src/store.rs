@@ -9,6 +9,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::generation::{Generation, Input};
 use crate::records::RecordSet;
+use crate::sys::fs::write_new;
+use crate::sys::lock::try_lock;
+use crate::sys::user::euid;
 
 /// Generations kept after a store; older ones are pruned.
 pub const KEEP: usize = 50;
@@ -32,6 +35,19 @@ pub enum StoreError {
     Io { message: String, next: String },
 }
 
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Integrity { message, .. }
+            | StoreError::Busy { message, .. }
+            | StoreError::Usage { message, .. }
+            | StoreError::Io { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
 impl StoreError {
     fn io(what: String, e: io::Error) -> StoreError {
         StoreError::Io {
@@ -46,7 +62,7 @@ pub fn resolve(flag: Option<&Path>) -> Result<PathBuf, StoreError> {
     if let Some(p) = flag {
         return Ok(p.to_path_buf());
     }
-    if let Some(p) = std::env::var_os("PIGSTY_DNS_STATE_DIR").filter(|v| !v.is_empty()) {
+    if let Some(p) = std::env::var_os(crate::defaults::ENV_STATE_DIR).filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(p));
     }
     let home = std::env::var_os("HOME")
@@ -94,11 +110,6 @@ pub enum Outcome {
 
 pub struct StateDir {
     root: PathBuf,
-}
-
-fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
 }
 
 /// A directory we keep state in must be ours and writable by no one else.
@@ -219,14 +230,9 @@ impl StateDir {
     pub fn lock_server(&self) -> Result<File, StoreError> {
         let path = self.root.join(SERVER_LOCK);
         let mut f = open_lock_file(&path)?;
-        // SAFETY: flock on a file descriptor we own.
-        if unsafe {
-            libc::flock(
-                std::os::fd::AsRawFd::as_raw_fd(&f),
-                libc::LOCK_EX | libc::LOCK_NB,
-            )
-        } != 0
-        {
+        let taken = try_lock(&f)
+            .map_err(|e| StoreError::io(format!("cannot lock {}", path.display()), e))?;
+        if !taken {
             let mut holder = String::new();
             let _ = f.read_to_string(&mut holder);
             let holder = holder.trim();
@@ -305,30 +311,17 @@ impl StateDir {
 
     /// temp file (0600, fsync) → link to the final name, which fails if it exists → unlink temp → fsync dir.
     fn write(&self, g: &Generation) -> Result<PathBuf, StoreError> {
-        let dir = self.generations_dir();
-        let bytes = g.encode();
-        let final_path = dir.join(file_name(g.serial, &g.self_digest()));
-        let nanos = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let tmp = dir.join(format!(".tmp-{}-{nanos}", std::process::id()));
-        let result = (|| {
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            f.write_all(&bytes)?;
-            f.sync_all()?;
-            drop(f);
-            fs::hard_link(&tmp, &final_path)
-        })();
-        let _ = fs::remove_file(&tmp);
-        result.map_err(|e| StoreError::io(format!("cannot store {}", final_path.display()), e))?;
-        File::open(&dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| StoreError::io(format!("cannot sync {}", dir.display()), e))?;
+        let final_path = self
+            .generations_dir()
+            .join(file_name(g.serial, &g.self_digest()));
+        write_new(&final_path, &g.encode(), 0o600).map_err(|e| {
+            let what = if e.action == "sync" {
+                format!("cannot sync {}", e.path.display())
+            } else {
+                format!("cannot store {}", final_path.display())
+            };
+            StoreError::io(what, e.source)
+        })?;
         Ok(final_path)
     }
 
@@ -343,7 +336,7 @@ impl StateDir {
                 if item
                     .file_name()
                     .to_str()
-                    .is_some_and(|n| n.starts_with(".tmp-"))
+                    .is_some_and(|n| n.starts_with(".tmp-") || n.contains(".pigsty-dns-tmp."))
                 {
                     let _ = fs::remove_file(item.path());
                 }
@@ -357,22 +350,10 @@ impl StateDir {
         let f = open_lock_file(&path)?;
         let start = Instant::now();
         loop {
-            // SAFETY: flock on a file descriptor we own.
-            if unsafe {
-                libc::flock(
-                    std::os::fd::AsRawFd::as_raw_fd(&f),
-                    libc::LOCK_EX | libc::LOCK_NB,
-                )
-            } == 0
+            if try_lock(&f)
+                .map_err(|e| StoreError::io(format!("cannot lock {}", path.display()), e))?
             {
                 return Ok(f);
-            }
-            let err = io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(StoreError::io(
-                    format!("cannot lock {}", path.display()),
-                    err,
-                ));
             }
             if start.elapsed() > LOCK_WAIT {
                 return Err(StoreError::Busy {

@@ -17,11 +17,6 @@ pub fn stopping() {
     send_logged("STOPPING=1\nSTATUS=stopping");
 }
 
-/// Free-form status text.
-pub fn status(text: &str) {
-    send_logged(&format!("STATUS={}", one_line(text)));
-}
-
 /// A newline would start another `KEY=` assignment.
 fn one_line(s: &str) -> String {
     s.replace(['\n', '\r'], " ")

@@ -1,4 +1,4 @@
-//! Hot swap: a notify watcher on the generations directory, a periodic rescan and SIGHUP all lead to one
+//! Hot swap: a filesystem watcher on the generations directory, a periodic rescan and SIGHUP all lead to one
 //! `refresh`, which verifies any newer generation in full before `ArcSwap::store`. A bad generation is
 //! logged and recorded as `last_error`; the last good one keeps being served.
 
@@ -16,13 +16,30 @@ use crate::generation::{Generation, ZoneView};
 use crate::name::Zone;
 use crate::store::{self, StateDir};
 
+/// Why the newest generation or the followed file is not live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LastError {
+    /// A generation file was refused, or the directory could not be listed.
+    Generation(String),
+    /// `serve --follow`: the followed file did not load.
+    Followed(String),
+}
+
+impl std::fmt::Display for LastError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LastError::Generation(m) | LastError::Followed(m) => f.write_str(m),
+        }
+    }
+}
+
 /// What the server reports about the generation it serves.
 #[derive(Debug, Clone, Default)]
 pub struct LiveInfo {
     pub generation: Option<PathBuf>,
     pub loaded_at: Option<String>,
     pub loaded_from: Option<String>,
-    pub last_error: Option<String>,
+    pub last_error: Option<LastError>,
 }
 
 /// The served zone and what is known about it; shared by the server, the watcher and the status writer.
@@ -58,7 +75,7 @@ impl Live {
         self.info.lock().map(|i| i.clone()).unwrap_or_default()
     }
 
-    pub fn set_error(&self, e: Option<String>) {
+    pub fn set_error(&self, e: Option<LastError>) {
         if let Ok(mut i) = self.info.lock() {
             i.last_error = e;
         }
@@ -79,9 +96,9 @@ impl Live {
         let files = match dir.list() {
             Ok(f) => f,
             Err(e) => {
-                let msg = format!("cannot list generations: {e:?}");
+                let msg = format!("cannot list generations: {e}");
                 tracing::warn!("{msg}");
-                self.set_error(Some(msg));
+                self.set_error(Some(LastError::Generation(msg)));
                 return Refresh::Unchanged;
             }
         };
@@ -120,7 +137,7 @@ impl Live {
                         path.display()
                     );
                     tracing::warn!("{msg}");
-                    self.set_error(Some(msg));
+                    self.set_error(Some(LastError::Generation(msg)));
                     if let (Some(s), Ok(mut k)) = (stamp, self.known_bad.lock()) {
                         k.insert(path, s);
                     }

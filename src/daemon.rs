@@ -10,14 +10,13 @@ use std::time::{Duration, SystemTime};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
-use crate::commands;
 use crate::error::{AppError, Class};
-
+use crate::input;
 use crate::name::Zone;
+use crate::reload::{self, LastError, Live, RESCAN};
 use crate::server::{self, BindError, Counters, ServerConfig};
-use crate::status::{self, Status};
+use crate::status_file::{self, ServerState, Status};
 use crate::store::{self, Outcome, StateDir};
-use crate::watch::{self, Live, RESCAN};
 
 pub struct ServeOptions {
     pub listen: Vec<SocketAddr>,
@@ -49,7 +48,7 @@ fn store_file(
     ttl: u32,
     negative_ttl: u32,
 ) -> Result<Option<u32>, AppError> {
-    let (set, input) = commands::validate(file, zone)?;
+    let (set, input) = input::read(file, zone)?;
     match dir.commit(&set, ttl, negative_ttl, input, false)? {
         Outcome::Stored { generation, .. } => {
             tracing::info!(serial = generation.serial, file = %file.display(), "stored a new generation");
@@ -140,12 +139,12 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
             o.zone.clone(),
             follow.clone(),
         );
-        move |state: &str| {
+        move |state: ServerState| {
             let view = live.view.load_full();
             let info = live.info();
             let s = Status {
-                format: status::FORMAT,
-                state: state.into(),
+                format: status_file::FORMAT,
+                state,
                 pid: std::process::id(),
                 started: crate::output::rfc3339(started),
                 started_unix: started
@@ -162,18 +161,18 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
                 loaded_at: info.loaded_at,
                 loaded_from: info.loaded_from,
                 follow: follow.as_ref().map(|p| p.display().to_string()),
-                last_error: info.last_error,
+                last_error: info.last_error.map(|e| e.to_string()),
                 counters: counters.snapshot(),
             };
-            if let Err(e) = status::write(dir.root(), &s) {
+            if let Err(e) = status_file::write(dir.root(), &s) {
                 tracing::warn!("cannot write the status file: {e}");
             }
         }
     };
-    write_status("running");
+    write_status(ServerState::Running);
     tracing::info!(listen = ?listen, zone = %o.zone, serial = live.serial(), "answering");
     // Bound and loaded: only now may a Type=notify service manager count us as started.
-    crate::notify::ready(&format!(
+    crate::sd_notify::ready(&format!(
         "serving {} serial {} on {listen:?}",
         o.zone,
         live.serial()
@@ -181,7 +180,7 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
 
     // Every wake-up source (directory events, SIGHUP, the followed file, the timer) leads to one refresh.
     let (wake_tx, mut wake_rx) = mpsc::unbounded_channel::<()>();
-    let _dir_watcher = match watch::watch_dir(&dir.generations_dir(), None, wake_tx.clone()) {
+    let _dir_watcher = match reload::watch_dir(&dir.generations_dir(), None, wake_tx.clone()) {
         Ok(w) => Some(w),
         Err(e) => {
             tracing::warn!(
@@ -195,7 +194,7 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
     let (follow_tx, mut follow_rx) = mpsc::unbounded_channel::<()>();
     let _file_watcher = follow.as_ref().and_then(|f| {
         let parent = f.parent()?.to_path_buf();
-        watch::watch_dir(&parent, Some(f.clone()), follow_tx.clone())
+        reload::watch_dir(&parent, Some(f.clone()), follow_tx.clone())
             .map_err(|e| tracing::warn!("cannot watch {}: {e}; polling it instead", f.display()))
             .ok()
     });
@@ -238,7 +237,7 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
                 if let Ok(seen) = joined {
                     last_file = seen;
                 }
-                write_status("running");
+                write_status(ServerState::Running);
             }
         })
     };
@@ -248,14 +247,14 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
             _ = term.recv() => tracing::info!("SIGTERM: stopping"),
             _ = int.recv() => tracing::info!("SIGINT: stopping"),
         }
-        crate::notify::stopping();
+        crate::sd_notify::stopping();
     };
     let served = bound
         .serve(live.view.clone(), counters.clone(), shutdown)
         .await;
     let _ = stop_tx.send(true);
     let _ = background.await;
-    write_status("stopped");
+    write_status(ServerState::Stopped);
     served.map_err(|e| {
         AppError::new(
             Class::Runtime,
@@ -296,12 +295,7 @@ impl FollowOpts {
         }
         match store_file(dir, file, &self.zone, self.ttl, self.negative_ttl) {
             Ok(_) => {
-                if live
-                    .info()
-                    .last_error
-                    .as_deref()
-                    .is_some_and(|e| e.starts_with("followed file"))
-                {
+                if matches!(live.info().last_error, Some(LastError::Followed(_))) {
                     live.set_error(None);
                 }
             }
@@ -313,7 +307,7 @@ impl FollowOpts {
                     live.serial()
                 );
                 tracing::warn!("{msg}");
-                live.set_error(Some(msg));
+                live.set_error(Some(LastError::Followed(msg)));
             }
         }
         now

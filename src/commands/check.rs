@@ -1,0 +1,41 @@
+//! `pigsty-dns check FILE`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::json;
+
+use super::report;
+use crate::defaults;
+use crate::error::AppError;
+use crate::generation::Generation;
+use crate::input;
+use crate::name::Zone;
+use crate::output::{FORMAT, Report};
+
+/// `check FILE`: validate only; print what would be served and what not. Writes nothing.
+pub fn run(path: &Path, zone: &Zone) -> Result<Report, AppError> {
+    let (set, input) = input::read(path, zone)?;
+    let g = Generation::seal(
+        &set,
+        defaults::TTL,
+        defaults::NEGATIVE_TTL,
+        0,
+        String::new(),
+        input,
+    );
+    let json = json!({
+            "format": FORMAT,
+            "valid": true,
+            "zone": g.zone,
+            "input": g.input,
+            "record_digest": g.record_digest,
+            "served": g.records,
+            "not_served": g.not_served,
+            "skipped_hosts": g.skipped_hosts,
+    });
+    let mut out = format!("{}: valid for zone {}\n", path.display(), g.zone);
+    report::served(&g.records, &g.not_served, &g.skipped_hosts, &mut out);
+    let _ = writeln!(out, "record digest {}", g.record_digest);
+    Ok(Report::new(out, json))
+}

@@ -1,0 +1,135 @@
+//! `pigsty-dns export`: hand the records to any other server.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::error::{AppError, Class};
+use crate::generation::Generation;
+use crate::output::Report;
+use crate::status_file;
+use crate::store::{self, StateDir};
+use crate::sys::fs::{WriteOptions, write_atomic};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// RFC 1035 master file ($ORIGIN, $TTL, SOA, NS, A).
+    Zone,
+    /// `address<TAB>names` lines, the body of a hosts block.
+    Hosts,
+    /// The canonical generation file.
+    Json,
+}
+
+/// The generation `export` means: `--serial`, else the one a running server of this state dir serves,
+/// else the newest good one.
+fn pick_generation(dir: &StateDir, serial: Option<u32>) -> Result<Generation, AppError> {
+    let entries = dir.scan()?;
+    let want = serial.or_else(|| {
+        status_file::running(dir.root())
+            .map(|s| s.serial)
+            .filter(|s| *s > 0)
+    });
+    let entry = match want {
+        Some(s) => entries.iter().find(|e| e.serial == s).ok_or_else(|| {
+            AppError::new(
+                Class::Usage,
+                format!("serial {s} is not in {}", dir.generations_dir().display()),
+                "run pigsty-dns history to see the serials kept",
+            )
+        })?,
+        None => entries.iter().find(|e| e.status.is_ok()).ok_or_else(|| {
+            AppError::new(
+                Class::Usage,
+                format!("no good generation in {}", dir.generations_dir().display()),
+                "store one first: pigsty-dns load host-names.yml",
+            )
+        })?,
+    };
+    entry.status.clone().map_err(|why| {
+        AppError::new(
+            Class::Integrity,
+            format!(
+                "generation {} ({}) {why}",
+                entry.serial,
+                entry.path.display()
+            ),
+            "export a serial that history lists as good",
+        )
+    })
+}
+
+/// An RFC 1035 master file of the generation, names relative to `$ORIGIN`, sorted.
+pub fn zone_file(g: &Generation) -> String {
+    let mut out = format!(
+        "; pigsty-dns export: zone {} serial {} record digest {}\n$ORIGIN {}.\n$TTL {}\n",
+        g.zone, g.serial, g.record_digest, g.zone, g.ttl
+    );
+    let s = &g.soa;
+    let _ = writeln!(
+        out,
+        "@\t{}\tIN\tSOA\t{} {} {} {} {} {} {}",
+        g.ttl, s.mname, s.rname, g.serial, s.refresh, s.retry, s.expire, s.minimum
+    );
+    for ns in &g.ns {
+        let _ = writeln!(out, "@\t{}\tIN\tNS\t{ns}", g.ttl);
+    }
+    let suffix = format!(".{}", g.zone);
+    for r in &g.records {
+        let owner = if r.name == g.zone {
+            "@"
+        } else {
+            r.name.strip_suffix(&suffix).unwrap_or(&r.name)
+        };
+        let _ = writeln!(out, "{owner}\t{}\tIN\tA\t{}", g.ttl, r.address);
+    }
+    out
+}
+
+/// `address<TAB>names`, one line per address in numeric order, names sorted.
+pub fn hosts_lines(g: &Generation) -> String {
+    let mut by_addr: std::collections::BTreeMap<std::net::Ipv4Addr, Vec<&str>> =
+        std::collections::BTreeMap::new();
+    for r in &g.records {
+        by_addr.entry(r.address).or_default().push(&r.name);
+    }
+    let mut out = String::new();
+    for (a, names) in by_addr {
+        let _ = writeln!(out, "{a}\t{}", names.join(" "));
+    }
+    out
+}
+
+/// `export`: the live (or given) generation as a zone file, hosts lines or the generation JSON, to
+/// stdout or atomically to `-o FILE`.
+pub fn run(
+    state_dir: Option<&Path>,
+    serial: Option<u32>,
+    format: ExportFormat,
+    output: Option<&Path>,
+) -> Result<Report, AppError> {
+    let dir = StateDir::open(&store::resolve(state_dir)?, false)?;
+    let g = pick_generation(&dir, serial)?;
+    let text = match format {
+        ExportFormat::Zone => zone_file(&g),
+        ExportFormat::Hosts => hosts_lines(&g),
+        ExportFormat::Json => String::from_utf8_lossy(&g.encode()).into_owned(),
+    };
+    let Some(out) = output else {
+        return Ok(Report::same(text));
+    };
+    // Atomic replace, so a server reading the file never sees half of it.
+    write_atomic(out, text.as_bytes(), &WriteOptions::mode(0o644)).map_err(|e| {
+        AppError::new(
+            Class::Runtime,
+            format!("cannot write {}: {}", out.display(), e.source),
+            "check the output path",
+        )
+    })?;
+    eprintln!(
+        "wrote {} (serial {}, {} records)",
+        out.display(),
+        g.serial,
+        g.records.len()
+    );
+    Ok(Report::same(String::new()))
+}

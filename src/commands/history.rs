@@ -1,0 +1,98 @@
+//! `pigsty-dns history`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::error::AppError;
+use crate::generation::Input;
+use crate::output::{FORMAT, Report};
+use crate::store::{self, StateDir};
+
+#[derive(Serialize)]
+struct HistoryRow {
+    serial: u32,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    newest_good: bool,
+    path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zone: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    served: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    record_digest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input: Option<Input>,
+}
+
+/// `history`: the stored generations, newest first, each good or bad and why.
+pub fn run(state_dir: Option<&Path>) -> Result<Report, AppError> {
+    let root = store::resolve(state_dir)?;
+    if !root.exists() {
+        return Ok(Report::new(
+            format!("no generations yet in {}\n", root.display()),
+            json!({"format": FORMAT, "state_dir": root.display().to_string(), "generations": []}),
+        ));
+    }
+    let dir = StateDir::open(&root, false)?;
+    let entries = dir.scan()?;
+    let newest_good = entries.iter().find(|e| e.status.is_ok()).map(|e| e.serial);
+    let rows: Vec<HistoryRow> = entries
+        .iter()
+        .map(|e| {
+            let g = e.status.as_ref().ok();
+            HistoryRow {
+                serial: e.serial,
+                status: if g.is_some() { "good" } else { "bad" },
+                reason: e.status.as_ref().err().cloned(),
+                newest_good: Some(e.serial) == newest_good,
+                path: e.path.display().to_string(),
+                created: g.map(|g| g.created.clone()),
+                zone: g.map(|g| g.zone.clone()),
+                served: g.map(|g| g.records.len()),
+                record_digest: g.map(|g| g.record_digest.clone()),
+                input: g.map(|g| g.input.clone()),
+            }
+        })
+        .collect();
+    let json =
+        json!({"format": FORMAT, "state_dir": root.display().to_string(), "generations": rows});
+    if rows.is_empty() {
+        return Ok(Report::new(
+            format!("no generations yet in {}\n", root.display()),
+            json,
+        ));
+    }
+    let mut out = format!(
+        "{:>10}  {:20}  {:12}  {:>6}  {:16}  status\n",
+        "serial", "created", "zone", "names", "record digest"
+    );
+    for r in &rows {
+        let status = match (&r.reason, r.newest_good) {
+            (Some(why), _) => format!("bad: {why}"),
+            (None, true) => "good (newest)".into(),
+            (None, false) => "good".into(),
+        };
+        let _ = writeln!(
+            out,
+            "{:>10}  {:20}  {:12}  {:>6}  {:16}  {status}",
+            r.serial,
+            r.created.as_deref().unwrap_or("-"),
+            r.zone.as_deref().unwrap_or("-"),
+            r.served
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "-".into()),
+            r.record_digest
+                .as_deref()
+                .map(|d| &d[..16.min(d.len())])
+                .unwrap_or("-"),
+        );
+    }
+    Ok(Report::new(out, json))
+}

@@ -1,0 +1,20 @@
+//! The commands that run and stop — `check`, `load`, `history`, `rollback`, `export`, `status` — one
+//! file each, every one returning a [`Report`](crate::output::Report) that `main` renders as text or JSON.
+//! (`serve` is the daemon; `route` and `service` are the installers.)
+
+pub mod check;
+pub mod export;
+pub mod history;
+pub mod load;
+pub mod report;
+pub mod rollback;
+pub mod status;
+
+pub use export::ExportFormat;
+pub use load::LoadOptions;
+
+// Transitional names for the installers until they move to `output`/`error` (removed at the merge).
+#[doc(hidden)]
+pub use crate::error::zone_arg as parse_zone;
+#[doc(hidden)]
+pub use crate::output::{FORMAT as JSON_FORMAT, to_json};

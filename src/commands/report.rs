@@ -1,0 +1,153 @@
+//! The text both `check` and `load`/`rollback` print: what is served (name, address, sources) and what
+//! is not and why, and the outcome of a store with its diff against the previous generation.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::generation::Generation;
+use crate::output::{FORMAT, Report};
+use crate::records::{Diff, NotServed, Record, SkippedHost};
+use crate::store::Outcome;
+
+/// The served / not served / not managed lines.
+pub fn served(
+    set_records: &[Record],
+    not_served: &[NotServed],
+    skipped: &[SkippedHost],
+    out: &mut String,
+) {
+    let width = set_records
+        .iter()
+        .map(|r| r.name.len())
+        .chain(not_served.iter().map(|n| n.name.len()))
+        .max()
+        .unwrap_or(0);
+    let _ = writeln!(out, "served ({}):", set_records.len());
+    for r in set_records {
+        let _ = writeln!(
+            out,
+            "  {:width$}  {:15}  {}",
+            r.name,
+            r.address.to_string(),
+            r.sources.join(", ")
+        );
+    }
+    if !not_served.is_empty() {
+        let _ = writeln!(out, "not served ({}):", not_served.len());
+        for n in not_served {
+            let _ = writeln!(
+                out,
+                "  {:width$}  {:15}  {} ({})",
+                n.name,
+                n.address.to_string(),
+                n.reason,
+                n.sources.join(", ")
+            );
+        }
+    }
+    for s in skipped {
+        let _ = writeln!(
+            out,
+            "not managed: host {} (vm_skip: true at {})",
+            s.address, s.source
+        );
+    }
+}
+
+/// The report of a load or rollback, and the generation that was stored (if any).
+pub fn outcome(outcome: &Outcome, root: &Path) -> (Report, Option<Generation>) {
+    let state_dir = root.display().to_string();
+    let (result, generation, previous, path) = match outcome {
+        Outcome::Unchanged { serial } => {
+            let json = json!({"format": FORMAT, "result": "unchanged", "serial": serial, "state_dir": state_dir});
+            return (
+                Report::new(format!("unchanged (serial {serial})\n"), json),
+                None,
+            );
+        }
+        Outcome::WouldStore {
+            generation,
+            previous,
+        } => ("dry-run", generation, previous, None),
+        Outcome::Stored {
+            generation,
+            path,
+            previous,
+        } => ("stored", generation, previous, Some(path)),
+    };
+    let diff = Diff::between(
+        previous
+            .as_ref()
+            .map(|p| p.records.as_slice())
+            .unwrap_or(&[]),
+        &generation.records,
+    );
+    let json = json!({
+        "format": FORMAT,
+        "result": result,
+        "serial": generation.serial,
+        "previous_serial": previous.as_ref().map(|p| p.serial),
+        "previous_record_digest": previous.as_ref().map(|p| p.record_digest.clone()),
+        "record_digest": generation.record_digest,
+        "state_dir": state_dir,
+        "path": path.map(|p| p.display().to_string()),
+        "diff": diff,
+        "served": generation.records.len(),
+        "not_served": generation.not_served,
+    });
+    let mut out = String::new();
+    for c in &diff.added {
+        let _ = writeln!(
+            out,
+            "+ {} {}",
+            c.name,
+            c.new.map(|a| a.to_string()).unwrap_or_default()
+        );
+    }
+    for c in &diff.removed {
+        let _ = writeln!(
+            out,
+            "- {} {}",
+            c.name,
+            c.old.map(|a| a.to_string()).unwrap_or_default()
+        );
+    }
+    for c in &diff.changed {
+        let (old, new) = (
+            c.old.map(|a| a.to_string()).unwrap_or_default(),
+            c.new.map(|a| a.to_string()).unwrap_or_default(),
+        );
+        let _ = writeln!(out, "~ {} {old} -> {new}", c.name);
+    }
+    if diff.is_empty() {
+        let _ = writeln!(out, "no name changes (zone settings changed)");
+    }
+    for n in &generation.not_served {
+        let _ = writeln!(out, "not served: {} {} ({})", n.name, n.address, n.reason);
+    }
+    let served = generation.records.len();
+    match path {
+        None => {
+            let _ = writeln!(
+                out,
+                "dry run: would store serial {} ({served} names served)",
+                generation.serial
+            );
+        }
+        Some(p) => {
+            let _ = writeln!(
+                out,
+                "stored serial {} ({served} names served, record digest {}) in {}",
+                generation.serial,
+                &generation.record_digest[..16],
+                p.display()
+            );
+        }
+    }
+    (
+        Report::new(out, json),
+        Some(generation.clone()).filter(|_| path.is_some()),
+    )
+}

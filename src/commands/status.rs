@@ -1,0 +1,123 @@
+//! `pigsty-dns status`: the running server's status file, cross-checked with a live SOA probe over UDP
+//! and TCP.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::error::{AppError, Class};
+use crate::name::Zone;
+use crate::output::{FORMAT, Report};
+use crate::probe::{self, ProbeError, SoaAnswer};
+use crate::status_file::{self, Status};
+use crate::transport::Transport;
+
+/// `pigsty-dns status`: the status file, cross-checked with a live SOA probe over UDP and TCP.
+pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<Report, AppError> {
+    let file = status_file::read(state_dir);
+    let alive = file.as_ref().is_some_and(Status::is_running);
+    let addr = status_file::server_addr(server, Some(state_dir));
+    let zone = file
+        .as_ref()
+        .and_then(|s| Zone::parse(&s.zone).ok())
+        .unwrap_or_else(|| zone.clone());
+    let (udp, tcp) = probe::block_on(async {
+        let t = Duration::from_millis(1500);
+        (
+            probe::soa(addr, Transport::Udp, &zone, t).await,
+            probe::soa(addr, Transport::Tcp, &zone, t).await,
+        )
+    })
+    .map_err(|e| AppError::new(Class::Runtime, e.to_string(), "try again"))?;
+    let answering = udp.is_ok() && tcp.is_ok();
+    let verdict = match (&file, alive, answering) {
+        (Some(s), true, true) if udp.as_ref().is_ok_and(|a| a.serial == s.serial) => "running",
+        (Some(_), true, true) => "running, but the probe saw another serial than the status file",
+        (_, false, true) => {
+            "something answers at this address, but no pigsty-dns serve of this state dir is running"
+        }
+        (Some(_), true, false) => "running, but not answering the zone SOA",
+        _ => "not running",
+    };
+    let probe_json = |r: &Result<SoaAnswer, ProbeError>| match r {
+        Ok(a) => json!({"serial": a.serial, "authoritative": a.authoritative}),
+        Err(e) => json!({"error": e.to_string()}),
+    };
+    let json = json!({
+            "format": FORMAT,
+            "verdict": verdict,
+            "running": alive && answering,
+            "state_dir": state_dir.display().to_string(),
+            "server": addr.to_string(),
+            "probe": {"udp": probe_json(&udp), "tcp": probe_json(&tcp)},
+            "status": file,
+    });
+    let mut out = format!("pigsty-dns: {verdict}\n");
+    let probe_text = |r: &Result<SoaAnswer, ProbeError>| match r {
+        Ok(a) => format!("serial {}", a.serial),
+        Err(e) => e.to_string(),
+    };
+    out.push_str(&format!(
+        "probe {addr}: UDP {}; TCP {}\n",
+        probe_text(&udp),
+        probe_text(&tcp)
+    ));
+    if let Some(s) = &file {
+        let uptime = status_file::now_unix().saturating_sub(s.started_unix);
+        out.push_str(&format!(
+            "status file ({}, pid {}, updated {}):\n  zone {}  serial {}  records {}  record digest {}\n",
+            s.state,
+            s.pid,
+            s.updated,
+            s.zone,
+            s.serial,
+            s.records,
+            s.record_digest.as_deref().unwrap_or("-")
+        ));
+        out.push_str(&format!(
+            "  listen {}  uptime {uptime} s\n  generation {}\n  loaded {} from {}\n",
+            s.listen
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            s.generation
+                .as_deref()
+                .unwrap_or("none (serving only the apex)"),
+            s.loaded_at.as_deref().unwrap_or("-"),
+            s.loaded_from.as_deref().unwrap_or("-"),
+        ));
+        if let Some(f) = &s.follow {
+            out.push_str(&format!("  following {f}\n"));
+        }
+        out.push_str(&format!(
+            "  last error: {}\n",
+            s.last_error.as_deref().unwrap_or("none")
+        ));
+        let c = &s.counters;
+        out.push_str(&format!(
+            "  answers: noerror {} nxdomain {} refused {} formerr {} notimp {} servfail {} badvers {} other {}; dropped {} truncated {}; tcp accepted {} refused {}\n",
+            c.noerror, c.nxdomain, c.refused, c.formerr, c.notimp, c.servfail, c.badvers, c.other, c.dropped, c.truncated, c.tcp_accepted, c.tcp_refused
+        ));
+    } else {
+        out.push_str(&format!("no status file in {}\n", state_dir.display()));
+    }
+    let report = Report::new(out, json);
+    if alive && answering {
+        Ok(report)
+    } else {
+        Err(not_running(verdict, addr, report))
+    }
+}
+
+/// The report still goes to stdout; the error says what to do.
+fn not_running(verdict: &str, addr: SocketAddr, report: Report) -> AppError {
+    AppError::new(
+        Class::Runtime,
+        format!("pigsty-dns at {addr}: {verdict}"),
+        "start it with pigsty-dns serve (or check --server / --state-dir)",
+    )
+    .with_report(report)
+}

@@ -1,0 +1,65 @@
+//! Reading one `host-names.yml` from disk for `check`, `load` and `serve --records`: bounded size, UTF-8,
+//! then the inventory rules and the record rules, each failure one `error:` naming the file.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::digest::sha256_hex;
+use crate::error::{AppError, Class};
+use crate::generation::Input;
+use crate::inventory::{self, MAX_INPUT_BYTES};
+use crate::name::Zone;
+use crate::records::RecordSet;
+
+/// Reads and validates an input file; returns the record set and what to record as its input.
+pub fn read(path: &Path, zone: &Zone) -> Result<(RecordSet, Input), AppError> {
+    let shown = path.display().to_string();
+    let mut f = File::open(path).map_err(|e| {
+        let class = if e.kind() == std::io::ErrorKind::NotFound {
+            Class::Usage
+        } else {
+            Class::Runtime
+        };
+        AppError::new(
+            class,
+            format!("cannot read {shown:?}: {e}"),
+            "give the path of Barn's host-names.yml",
+        )
+    })?;
+    let mut bytes = Vec::new();
+    (&mut f)
+        .take(MAX_INPUT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| {
+            AppError::new(
+                Class::Runtime,
+                format!("cannot read {shown:?}: {e}"),
+                "check the file",
+            )
+        })?;
+    if bytes.len() > MAX_INPUT_BYTES {
+        return Err(AppError::new(
+            Class::Invalid,
+            format!("{shown}: is larger than {MAX_INPUT_BYTES} bytes (4 MiB), the inventory limit"),
+            "split the records or remove what pigsty-dns does not read",
+        ));
+    }
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        AppError::new(
+            Class::Invalid,
+            format!("{shown}: is not UTF-8 text (byte {})", e.valid_up_to()),
+            "save the file as UTF-8",
+        )
+    })?;
+    let inv = inventory::parse(text).map_err(|e| AppError::input(&shown, e))?;
+    let set = RecordSet::build(&inv, zone).map_err(|e| AppError::input(&shown, e))?;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
+    Ok((
+        set,
+        Input {
+            path: abs.display().to_string(),
+            sha256: sha256_hex(&bytes),
+        },
+    ))
+}
