@@ -18,6 +18,29 @@ use crate::server::{self, BindError, Counters, ServerConfig};
 use crate::status_file::{self, ServerState, Status};
 use crate::store::{self, Outcome, StateDir};
 
+/// How often moved counters are written to the status file while queries flow.
+const COUNTER_FLUSH: Duration = Duration::from_secs(1);
+/// A repeated failure (a full disk) is logged once per this interval.
+const LOG_AGAIN_AFTER: Duration = Duration::from_secs(60);
+
+/// Logs each distinct message once per [`LOG_AGAIN_AFTER`], not at every retry.
+#[derive(Default)]
+struct LogOnce {
+    seen: std::collections::HashMap<String, std::time::Instant>,
+}
+
+impl LogOnce {
+    fn warn(&mut self, msg: String) {
+        let now = std::time::Instant::now();
+        self.seen
+            .retain(|_, t| now.duration_since(*t) < LOG_AGAIN_AFTER);
+        if !self.seen.contains_key(&msg) {
+            tracing::warn!("{msg}");
+            self.seen.insert(msg, now);
+        }
+    }
+}
+
 pub struct ServeOptions {
     pub listen: Vec<SocketAddr>,
     pub records: Option<PathBuf>,
@@ -139,6 +162,9 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
             o.zone.clone(),
             follow.clone(),
         );
+        // The last status written, to rewrite only on a change (an idle daemon writes nothing).
+        let last = Arc::new(std::sync::Mutex::new(None::<Status>));
+        let errors = Arc::new(std::sync::Mutex::new(LogOnce::default()));
         move |state: ServerState| {
             let view = live.view.load_full();
             let info = live.info();
@@ -164,8 +190,23 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
                 last_error: info.last_error.map(|e| e.to_string()),
                 counters: counters.snapshot(),
             };
-            if let Err(e) = status_file::write(dir.root(), &s) {
-                tracing::warn!("cannot write the status file: {e}");
+            let Ok(mut last) = last.lock() else { return };
+            let changed = last.as_ref().is_none_or(|l| {
+                Status {
+                    updated: s.updated.clone(),
+                    ..l.clone()
+                } != s
+            });
+            if !changed {
+                return;
+            }
+            match status_file::write(dir.root(), &s) {
+                Ok(()) => *last = Some(s),
+                Err(e) => {
+                    if let Ok(mut errors) = errors.lock() {
+                        errors.warn(format!("cannot write the status file: {e}"));
+                    }
+                }
             }
         }
     };
@@ -209,11 +250,14 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
         };
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(RESCAN);
+            // Counters reach the status file at most this often, and only when they moved.
+            let mut flush = tokio::time::interval(COUNTER_FLUSH);
             let mut last_file = None;
             loop {
                 let mut follow_due = false;
                 tokio::select! {
                     _ = stop_rx.changed() => break,
+                    _ = flush.tick() => { write_status(ServerState::Running); continue; }
                     _ = wake_rx.recv() => {}
                     _ = hup.recv() => { tracing::info!("SIGHUP: rescanning"); follow_due = true; }
                     _ = follow_rx.recv() => follow_due = true,

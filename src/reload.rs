@@ -196,6 +196,11 @@ pub fn watch_dir(
             let _ = tx.send(());
             return;
         };
+        // Reading is no change — and our own rescan opens the directory, so counting that as one
+        // would wake the server in a loop.
+        if matches!(event.kind, notify::EventKind::Access(_)) {
+            return;
+        }
         let relevant = event.paths.iter().any(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
             match &only {

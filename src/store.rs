@@ -9,6 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::generation::{Generation, Input};
 use crate::records::RecordSet;
+use crate::status_file;
 use crate::sys::fs::write_new;
 use crate::sys::lock::try_lock;
 use crate::sys::user::euid;
@@ -259,7 +260,10 @@ impl StateDir {
             .find_map(|e| e.status.ok().map(|g| (g, e.path))))
     }
 
-    /// Seals `set` as the next serial unless the newest good generation already serves the same records.
+    /// Seals `set` as the next serial unless the newest good generation has the same records and, when a
+    /// server of this state dir runs, it is what that server serves. The next serial is above every file
+    /// on disk and above the serial the state dir's server last served (its status file), so a deleted
+    /// file never lets a serial repeat and a server never sees a new generation below its own.
     pub fn commit(
         &self,
         set: &RecordSet,
@@ -271,10 +275,13 @@ impl StateDir {
         let _lock = if dry_run { None } else { Some(self.lock()?) };
         let entries = self.scan()?;
         let previous = entries.iter().find_map(|e| e.status.as_ref().ok()).cloned();
+        let server = status_file::read(&self.root);
+        let served = server.as_ref().map(|s| s.serial).unwrap_or(0);
         let next = entries
             .first()
             .map(|e| e.serial)
             .unwrap_or(0)
+            .max(served)
             .checked_add(1)
             .ok_or_else(|| StoreError::Integrity {
                 message: "the serial space is used up (serial 4294967295 exists)".into(),
@@ -288,10 +295,14 @@ impl StateDir {
             crate::output::rfc3339(SystemTime::now()),
             input,
         );
-        if let Some(p) = previous
+        let live_digest = server
             .as_ref()
-            .filter(|p| p.record_digest == generation.record_digest)
-        {
+            .filter(|s| s.is_running())
+            .map(|s| s.record_digest.as_deref());
+        if let Some(p) = previous.as_ref().filter(|p| {
+            p.record_digest == generation.record_digest
+                && live_digest.is_none_or(|d| d == Some(p.record_digest.as_str()))
+        }) {
             return Ok(Outcome::Unchanged { serial: p.serial });
         }
         if dry_run {

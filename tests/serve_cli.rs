@@ -546,3 +546,111 @@ fn listen_repeats_and_serves_ipv6_loopback_too() {
         assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)], "{addr}");
     }
 }
+
+#[test]
+fn load_never_reports_live_while_other_records_are_served() {
+    // Serials only grow past what the server served; "live" means the exact serial and record digest;
+    // "unchanged" compares with what is live; a missing live file is reported.
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let st = state.to_str().unwrap();
+    let sample = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/zones/pigsty.test.yml"
+    ));
+    let ha = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/zones/ha.yml"));
+    assert_eq!(load(&state, sample, &[]).code, 0);
+    let s = start(&state, &[]);
+    let r = load(&state, ha, &[]);
+    assert!(
+        r.stdout.contains("live (serial 2)"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+
+    // The live generation's file disappears: status and history say so.
+    let live_file = status_file(&state).unwrap()["generation"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    fs::remove_file(&live_file).unwrap();
+    let r = run(&["status", "--state-dir", st]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("its file is gone"), "{}", r.stdout);
+    let r = run(&["status", "--json", "--state-dir", st]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["live_file_gone"], true, "{v}");
+    let r = run(&["history", "--state-dir", st]);
+    assert!(
+        r.stdout.contains("serial 2 is live but its file is gone"),
+        "{}",
+        r.stdout
+    );
+
+    // The records of serial 1 again: not "unchanged (serial 1)", since serial 2's records are served.
+    let r = load(&state, sample, &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("live (serial 3)"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    assert_eq!(soa_serial(s.addr), 3);
+
+    // Every generation gone: the next serial is still above the served one, and only it is "live".
+    fs::remove_dir_all(state.join("generations")).unwrap();
+    let r = load(&state, &flip(t.path(), 30), &[]);
+    assert!(!r.stdout.contains("live (serial 1)"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("live (serial 4)"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    let m = ask(s.addr, "pg-meta.pigsty.test.", RecordType::A).unwrap();
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 30)]);
+}
+
+/// (inode, mtime in ns) of the status file: any rewrite changes one of them.
+fn status_stamp(state: &Path) -> (u64, i128) {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::metadata(state.join("status.json")).unwrap();
+    (
+        m.ino(),
+        m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+    )
+}
+
+#[test]
+fn an_idle_server_writes_nothing_and_a_query_is_counted_soon() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/zones/pigsty.test.yml");
+    let s = start(&state, &["--records", sample]);
+    // Past start-up, then two rescan periods with no query and no change: not one rewrite.
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = status_stamp(&state);
+    std::thread::sleep(Duration::from_millis(4500));
+    assert_eq!(
+        status_stamp(&state),
+        before,
+        "the idle server rewrote its status file"
+    );
+    // A query moves the counters, and the status file shows it within a few seconds.
+    let refused = status_file(&state).unwrap()["counters"]["refused"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        ask(s.addr, "example.com.", RecordType::A)
+            .unwrap()
+            .metadata
+            .response_code,
+        ResponseCode::Refused
+    );
+    wait_for(
+        || status_file(&state).is_some_and(|v| v["counters"]["refused"] == refused + 1),
+        "the REFUSED counter in the status file",
+    );
+}

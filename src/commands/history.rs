@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::error::AppError;
 use crate::generation::Input;
 use crate::output::{FORMAT, Report};
+use crate::status_file;
 use crate::store::{self, StateDir};
 
 #[derive(Serialize)]
@@ -61,11 +62,31 @@ pub fn run(state_dir: Option<&Path>) -> Result<Report, AppError> {
             }
         })
         .collect();
-    let json =
-        json!({"format": FORMAT, "state_dir": root.display().to_string(), "generations": rows});
+    // A running server whose generation file is gone still serves it: say so rather than list a
+    // history that does not contain what is live.
+    let live = status_file::running(&root).filter(|s| s.serial > 0);
+    let live_file_gone = live.as_ref().is_some_and(|s| {
+        !entries
+            .iter()
+            .any(|e| e.serial == s.serial && e.path.exists())
+    });
+    let json = json!({
+        "format": FORMAT,
+        "state_dir": root.display().to_string(),
+        "generations": rows,
+        "live_serial": live.as_ref().map(|s| s.serial),
+        "live_file_gone": live_file_gone,
+    });
+    let note = match live.filter(|_| live_file_gone) {
+        Some(s) => format!(
+            "serial {} is live but its file is gone; load the input again to store it under a new serial\n",
+            s.serial
+        ),
+        None => String::new(),
+    };
     if rows.is_empty() {
         return Ok(Report::new(
-            format!("no generations yet in {}\n", root.display()),
+            format!("no generations yet in {}\n{note}", root.display()),
             json,
         ));
     }
@@ -94,5 +115,6 @@ pub fn run(state_dir: Option<&Path>) -> Result<Report, AppError> {
                 .unwrap_or("-"),
         );
     }
+    out.push_str(&note);
     Ok(Report::new(out, json))
 }

@@ -76,15 +76,37 @@ pub enum Liveness {
     NoServer(String),
     /// The server answers, but with this older serial until the deadline.
     Stale(u32),
+    /// The server answers with a newer serial: another load came after this one.
+    Superseded(u32),
+    /// The server answers with this serial, but its status file reports other records (this record
+    /// digest): the serial was reused, and what is served is not what was stored.
+    OtherRecords(String),
     /// A server answers, but not with this zone's SOA (it serves another zone).
     NotThisZone(String),
 }
 
-/// Asks the server for the zone SOA until its serial reaches `serial`, for at most `budget`.
+/// The generation `load` waits for.
+pub struct Wanted<'a> {
+    pub serial: u32,
+    pub record_digest: &'a str,
+    /// The state dir whose server's status file tells the record digest it serves.
+    pub state_dir: Option<&'a Path>,
+}
+
+/// What the state dir's running server at `addr` says it serves (serial, record digest), if that is
+/// the server being probed.
+fn reported(state_dir: Option<&Path>, addr: SocketAddr) -> Option<(u32, Option<String>)> {
+    status_file::running(state_dir?)
+        .filter(|s| s.listen.contains(&addr))
+        .map(|s| (s.serial, s.record_digest))
+}
+
+/// Asks the server for the zone SOA until it serves exactly the wanted serial — and, when its status
+/// file is at hand, the wanted record digest — for at most `budget`.
 pub fn wait_live(
     addr: SocketAddr,
     zone: &Zone,
-    serial: u32,
+    want: &Wanted<'_>,
     budget: Duration,
 ) -> Result<Liveness, AppError> {
     probe::block_on(async {
@@ -92,7 +114,23 @@ pub fn wait_live(
         let mut last = None;
         loop {
             match probe::soa(addr, Transport::Udp, zone, Duration::from_millis(700)).await {
-                Ok(SoaAnswer { serial: s, .. }) if s >= serial => return Liveness::Live,
+                Ok(SoaAnswer { serial: s, .. }) if s == want.serial => {
+                    match reported(want.state_dir, addr) {
+                        // No status file of this server: the serial is all there is to compare.
+                        None => return Liveness::Live,
+                        Some((rs, Some(d))) if rs == s && d == want.record_digest => {
+                            return Liveness::Live;
+                        }
+                        Some((rs, d)) if rs == s => {
+                            return Liveness::OtherRecords(d.unwrap_or_else(|| "none".into()));
+                        }
+                        // The status file lags the swap by a moment.
+                        Some(_) => last = Some(Liveness::Stale(s)),
+                    }
+                }
+                Ok(SoaAnswer { serial: s, .. }) if s > want.serial => {
+                    return Liveness::Superseded(s);
+                }
                 Ok(SoaAnswer { serial: s, .. }) => last = Some(Liveness::Stale(s)),
                 Err(ProbeError::Answered(refusal)) => last = Some(Liveness::NotThisZone(refusal)),
                 Err(ProbeError::Unreachable(e)) if last.is_none() => return Liveness::NoServer(e),
@@ -118,7 +156,12 @@ fn confirm_live(
     require_live: bool,
 ) -> Result<Report, AppError> {
     let liveness = if probe {
-        wait_live(addr, zone, g.serial, Duration::from_secs(5))?
+        let want = Wanted {
+            serial: g.serial,
+            record_digest: &g.record_digest,
+            state_dir: Some(root),
+        };
+        wait_live(addr, zone, &want, Duration::from_secs(5))?
     } else {
         Liveness::NoServer(format!(
             "no pigsty-dns serve is running for {}",
@@ -139,6 +182,17 @@ fn confirm_live(
             "other-zone",
             format!("the server at {addr} does not serve zone {zone}: {why}\n"),
         ),
+        Liveness::Superseded(seen) => (
+            "superseded",
+            format!("the server at {addr} already serves a newer serial, {seen}\n"),
+        ),
+        Liveness::OtherRecords(digest) => (
+            "other-records",
+            format!(
+                "the server at {addr} serves serial {} with other records (record digest {digest})\n",
+                g.serial
+            ),
+        ),
     };
     report.json["live"] = serde_json::Value::from(word);
     report.json["server"] = serde_json::Value::from(addr.to_string());
@@ -152,16 +206,30 @@ fn confirm_live(
         )
         .with_report(report)),
         Liveness::NoServer(_) => Ok(report),
-        Liveness::Stale(_) | Liveness::NotThisZone(_) => {
+        Liveness::Stale(_)
+        | Liveness::NotThisZone(_)
+        | Liveness::Superseded(_)
+        | Liveness::OtherRecords(_) => {
             let still = match &liveness {
                 Liveness::Stale(seen) => format!("still serves serial {seen}"),
+                Liveness::Superseded(seen) => format!("serves a newer serial, {seen}"),
+                Liveness::OtherRecords(d) => format!("serves other records (record digest {d})"),
                 _ => format!("does not serve zone {zone}"),
             };
-            let reason = status_file::read(root)
-                .and_then(|s| s.last_error)
-                .unwrap_or_else(|| {
-                    "the server gave no reason (is it serving another state dir?)".into()
-                });
+            let reason = match &liveness {
+                Liveness::Superseded(_) => {
+                    "another load stored a newer generation after this one".into()
+                }
+                Liveness::OtherRecords(_) => {
+                    "the serial was used twice (was the state dir replaced under a running server?)"
+                        .into()
+                }
+                _ => status_file::read(root)
+                    .and_then(|s| s.last_error)
+                    .unwrap_or_else(|| {
+                        "the server gave no reason (is it serving another state dir?)".into()
+                    }),
+            };
             Err(AppError::new(
                 Class::Partial,
                 format!(

@@ -45,8 +45,14 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
         Ok(a) => json!({"serial": a.serial, "authoritative": a.authoritative}),
         Err(e) => json!({"error": e.to_string()}),
     };
+    // The served records stay in memory; only a new load can store them again.
+    let live_file_gone = file
+        .as_ref()
+        .and_then(|s| s.generation.as_deref())
+        .is_some_and(|g| !Path::new(g).exists());
     let json = json!({
             "format": FORMAT,
+            "live_file_gone": live_file_gone,
             "verdict": verdict,
             "running": alive && answering,
             "state_dir": state_dir.display().to_string(),
@@ -89,6 +95,11 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
             s.loaded_at.as_deref().unwrap_or("-"),
             s.loaded_from.as_deref().unwrap_or("-"),
         ));
+        if live_file_gone {
+            out.push_str(
+                "  the live generation is still served, but its file is gone: load the input again to store it\n",
+            );
+        }
         if let Some(f) = &s.follow {
             out.push_str(&format!("  following {f}\n"));
         }
