@@ -34,9 +34,9 @@ impl LogOnce {
         let now = std::time::Instant::now();
         self.seen
             .retain(|_, t| now.duration_since(*t) < LOG_AGAIN_AFTER);
-        if !self.seen.contains_key(&msg) {
-            tracing::warn!("{msg}");
-            self.seen.insert(msg, now);
+        if let std::collections::hash_map::Entry::Vacant(e) = self.seen.entry(msg) {
+            tracing::warn!("{}", e.key());
+            e.insert(now);
         }
     }
 }
