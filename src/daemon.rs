@@ -93,6 +93,20 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
             "give the file to follow with --records",
         ));
     }
+    if let Some((a, why)) = o
+        .listen
+        .iter()
+        .find_map(|a| crate::defaults::reserved_port(a.port()).map(|w| (a, w)))
+    {
+        return Err(AppError::new(
+            Class::Usage,
+            format!("--listen {a}: {why}"),
+            format!(
+                "listen on another port, e.g. --listen {}",
+                std::net::SocketAddr::new(a.ip(), crate::defaults::SUGGESTED_PORT)
+            ),
+        ));
+    }
     let root = store::resolve(o.state_dir.as_deref())?;
     let dir = StateDir::open(&root, true)?;
     let _lock = dir.lock_server()?;

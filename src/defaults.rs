@@ -12,6 +12,17 @@ pub const MDNS_PORT: u16 = 5353;
 /// The port suggested when the chosen one cannot work.
 pub const SUGGESTED_PORT: u16 = 5354;
 
+/// Ports a listen address may never use, and why.
+pub fn reserved_port(port: u16) -> Option<&'static str> {
+    match port {
+        53 => Some(
+            "53 is the DNS port of the system's own resolver (and mDNSResponder's on macOS); pigsty-dns runs beside it",
+        ),
+        5355 => Some("5355 is the LLMNR port (systemd-resolved, Windows name resolution)"),
+        _ => None,
+    }
+}
+
 pub const ZONE: &str = "pigsty.test";
 /// TTL of served records, seconds.
 pub const TTL: u32 = 30;

@@ -1,8 +1,8 @@
 //! Reading one `host-names.yml` from disk for `check`, `load` and `serve --records`: bounded size, UTF-8,
 //! then the inventory rules and the record rules, each failure one `error:` naming the file.
 
-use std::fs::File;
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::digest::sha256_hex;
@@ -15,7 +15,12 @@ use crate::records::RecordSet;
 /// Reads and validates an input file; returns the record set and what to record as its input.
 pub fn read(path: &Path, zone: &Zone) -> Result<(RecordSet, Input), AppError> {
     let shown = path.display().to_string();
-    let mut f = File::open(path).map_err(|e| {
+    // Non-blocking open and fstat: a FIFO or a device would block the command forever.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path);
+    let mut f = f.map_err(|e| {
         let class = if e.kind() == std::io::ErrorKind::NotFound {
             Class::Usage
         } else {
@@ -27,6 +32,20 @@ pub fn read(path: &Path, zone: &Zone) -> Result<(RecordSet, Input), AppError> {
             "give the path of Barn's host-names.yml",
         )
     })?;
+    let kind = f.metadata().map(|m| m.file_type()).map_err(|e| {
+        AppError::new(
+            Class::Runtime,
+            format!("cannot read {shown:?}: {e}"),
+            "check the file",
+        )
+    })?;
+    if !kind.is_file() {
+        return Err(AppError::new(
+            Class::Usage,
+            format!("{shown:?} is not a regular file"),
+            "give the path of Barn's host-names.yml itself (not a pipe, device or directory)",
+        ));
+    }
     let mut bytes = Vec::new();
     (&mut f)
         .take(MAX_INPUT_BYTES as u64 + 1)

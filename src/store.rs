@@ -22,6 +22,8 @@ const GENERATIONS: &str = "generations";
 const WRITER_LOCK: &str = "writer.lock";
 const SERVER_LOCK: &str = "serve.lock";
 const LOCK_WAIT: Duration = Duration::from_secs(10);
+/// How long `serve` waits for the server lock of a holder that may be exiting.
+const SERVER_LOCK_WAIT: Duration = Duration::from_secs(2);
 
 /// A store failure, classified the way the CLI reports it.
 #[derive(Debug)]
@@ -231,8 +233,17 @@ impl StateDir {
     pub fn lock_server(&self) -> Result<File, StoreError> {
         let path = self.root.join(SERVER_LOCK);
         let mut f = open_lock_file(&path)?;
-        let taken = try_lock(&f)
-            .map_err(|e| StoreError::io(format!("cannot lock {}", path.display()), e))?;
+        // A holder that was just killed keeps the lock until the kernel has torn it down: give it a
+        // moment before calling the state dir busy.
+        let deadline = Instant::now() + SERVER_LOCK_WAIT;
+        let taken = loop {
+            let taken = try_lock(&f)
+                .map_err(|e| StoreError::io(format!("cannot lock {}", path.display()), e))?;
+            if taken || Instant::now() >= deadline {
+                break taken;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
         if !taken {
             let mut holder = String::new();
             let _ = f.read_to_string(&mut holder);

@@ -654,3 +654,83 @@ fn an_idle_server_writes_nothing_and_a_query_is_counted_soon() {
         "the REFUSED counter in the status file",
     );
 }
+
+/// Runs pigsty-dns, failing the test (and killing the child by its PID) if it has not ended in 5 s.
+fn run_bounded(args: &[&str]) -> Run {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env_remove("PIGSTY_DNS_STATE_DIR")
+        .env_remove("PIGSTY_DNS_LISTEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} did not end within 5 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn input_that_is_not_a_regular_file_is_refused_at_once() {
+    let t = tempfile::tempdir().unwrap();
+    let fifo = t.path().join("host-names.yml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let state = t.path().join("state");
+    let f = fifo.to_str().unwrap();
+    let st = state.to_str().unwrap();
+    for args in [
+        vec!["check", f],
+        vec!["load", f, "--state-dir", st],
+        vec!["serve", "--listen", "127.0.0.1:0", "--records", f, "--state-dir", st],
+    ] {
+        let r = run_bounded(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.error_line().contains("not a regular file"), "{args:?}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn serve_right_after_kill_9_takes_over() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let mut s = start(&state, &[]);
+    for _ in 0..5 {
+        // SIGKILL, and no wait: the dying process may still hold the lock for a moment.
+        s.child.kill().unwrap();
+        let next = start(&state, &[]);
+        let _ = s.child.wait();
+        s = next;
+    }
+    assert_eq!(soa_serial(s.addr), 0);
+}
+
+#[test]
+fn the_dns_and_llmnr_ports_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let st = t.path().join("state");
+    for (port, word) in [(53, "DNS"), (5355, "LLMNR")] {
+        let r = run_bounded(&[
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--state-dir",
+            st.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 2, "{port}: {}", r.stderr);
+        let line = r.error_line();
+        assert!(line.contains(&port.to_string()) && line.contains(word), "{line}");
+    }
+}
