@@ -4,7 +4,6 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
-use serde_json::Value;
 
 /// The `format` number of every JSON report and file this program writes.
 pub const FORMAT: u32 = 1;
@@ -17,36 +16,48 @@ pub fn to_json<T: Serialize>(v: &T) -> String {
     s
 }
 
-/// A command's output in both forms. `text` is printed as is (it ends in a newline or is empty).
+/// A command's output in both forms. `text` is printed as is (it ends in a newline or is empty); the
+/// JSON is rendered when the report is made, so a struct keeps its field order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Report {
     pub text: String,
-    pub json: Value,
+    /// None: the command has one output for both modes.
+    json: Option<String>,
 }
 
 impl Report {
-    pub fn new(text: impl Into<String>, json: Value) -> Report {
+    pub fn new(text: impl Into<String>, json: impl Serialize) -> Report {
         Report {
             text: text.into(),
-            json,
+            json: Some(to_json(&json)),
         }
-    }
-
-    /// Text only; `--json` gets `{}`, for commands whose only output is their effect.
-    pub fn text(text: impl Into<String>) -> Report {
-        Report::new(text, Value::Object(Default::default()))
     }
 
     /// One output for both modes (`export` prints its format whatever `--json` says; `serve` nothing).
     pub fn same(text: impl Into<String>) -> Report {
-        Report::new(text, Value::Null)
+        Report {
+            text: text.into(),
+            json: None,
+        }
+    }
+
+    /// Adds (or replaces) top-level JSON fields. The object is re-rendered as a sorted map.
+    pub fn set_json_fields(&mut self, fields: &[(&str, serde_json::Value)]) {
+        let mut v: serde_json::Value = self
+            .json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_else(|| serde_json::json!({}));
+        for (k, f) in fields {
+            v[*k] = f.clone();
+        }
+        self.json = Some(to_json(&v));
     }
 
     pub fn render(&self, json: bool) -> String {
-        if json && !self.json.is_null() {
-            to_json(&self.json)
-        } else {
-            self.text.clone()
+        match &self.json {
+            Some(j) if json => j.clone(),
+            _ => self.text.clone(),
         }
     }
 }

@@ -194,8 +194,10 @@ fn confirm_live(
             ),
         ),
     };
-    report.json["live"] = serde_json::Value::from(word);
-    report.json["server"] = serde_json::Value::from(addr.to_string());
+    report.set_json_fields(&[
+        ("live", serde_json::Value::from(word)),
+        ("server", serde_json::Value::from(addr.to_string())),
+    ]);
     report.text.push_str(&line);
     match liveness {
         Liveness::Live => Ok(report),
