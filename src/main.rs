@@ -227,7 +227,7 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             dry_run,
             state,
         } => commands::rollback::run(*serial, state.state_dir.as_deref(), *dry_run),
-        Command::Route { cmd } => pigsty_dns::route::run(cmd, cli.json).map(Report::same),
+        Command::Route { cmd } => pigsty_dns::route::run(cmd),
         Command::Service(cmd) => pigsty_dns::service::run(cmd, cli.json).map(Report::same),
     }
 }

@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use pigsty_dns::error::Class;
 use pigsty_dns::name::Zone;
-use pigsty_dns::route::detect::{Driver, Facts, Os, SystemdVersion};
-use pigsty_dns::route::plan::{AdapterName, LinkKind, Request, Variant, choose};
-use pigsty_dns::route::runner::{Output, ScriptedRunner};
+use pigsty_dns::route::adapter::{AdapterName, LinkKind, Variant};
+use pigsty_dns::route::detect::{Driver, Facts};
+use pigsty_dns::route::plan::{Request, choose};
 use pigsty_dns::route::{self, Ctx, files, journal};
+use pigsty_dns::sys::runner::{Output, ScriptedRunner};
+use pigsty_dns::sys::{Os, systemd::SystemdVersion};
 
 const SERVER: &str = "127.0.0.1:5354";
 
@@ -140,10 +142,10 @@ impl T {
         dry: bool,
         yes: bool,
     ) -> Result<String, pigsty_dns::error::AppError> {
-        self.ctx_do(|c| route::install(c, r, dry, yes, false))
+        self.ctx_do(|c| route::install(c, r, dry, yes).map(|r| r.render(false)))
     }
     fn uninstall(&mut self) -> Result<String, pigsty_dns::error::AppError> {
-        self.ctx_do(|c| route::uninstall(c, false, true, false))
+        self.ctx_do(|c| route::uninstall(c, false, true).map(|r| r.render(false)))
     }
     fn file(&self, abs: &str) -> Option<String> {
         std::fs::read_to_string(files::under(self.root(), abs)).ok()
@@ -255,13 +257,13 @@ fn dry_run_shows_every_file_and_command_and_writes_nothing() {
     assert!(t.tree().is_empty(), "dry run wrote {:?}", t.tree());
     // JSON plan: content and sha256 of every file.
     let j = t
-        .ctx_do(|c| route::install(c, &req(None, None), true, false, true))
+        .ctx_do(|c| route::install(c, &req(None, None), true, false).map(|r| r.render(true)))
         .unwrap();
     let v: serde_json::Value = serde_json::from_str(&j).unwrap();
     let f = &v["plan"]["files"][0];
     assert_eq!(
         f["sha256"].as_str().unwrap(),
-        pigsty_dns::generation::sha256_of(f["content"].as_str().unwrap().as_bytes())
+        pigsty_dns::digest::sha256_hex(f["content"].as_str().unwrap().as_bytes())
     );
     assert_eq!(v["plan"]["adapter"], "resolved-link");
 }
@@ -400,7 +402,7 @@ fn install_then_uninstall(t: &mut T, r: &Request, path: &str, adapter: &str) -> 
     assert!(!jf.existed_before);
     assert_eq!(
         jf.sha256,
-        pigsty_dns::generation::sha256_of(content.as_bytes())
+        pigsty_dns::digest::sha256_hex(content.as_bytes())
     );
     // Idempotent: a second install changes nothing on disk.
     let before = t.tree();
@@ -481,9 +483,9 @@ fn resolved_link_networkd_files_carry_kind_and_link() {
         "ifb fallback when dummy is missing: {netdev}"
     );
     let j = journal::read(&t.jdir()).unwrap().unwrap();
-    assert_eq!(j.link_kind.as_deref(), Some("ifb"));
+    assert_eq!(j.link_kind.map(LinkKind::as_str), Some("ifb"));
     assert_eq!(j.link_address.as_deref(), Some("198.18.53.53/32"));
-    assert_eq!(j.variant.as_deref(), Some("networkd"));
+    assert_eq!(j.variant.map(Variant::as_str), Some("networkd"));
 }
 
 #[test]
@@ -780,11 +782,15 @@ fn without_a_journal_uninstall_finds_its_files_by_marker() {
 #[test]
 fn status_reports_the_leaking_no_scope_state() {
     let mut t = T::new(facts("systemd 252 (252.39-1)"));
-    let none = t.ctx_do(|c| route::status(c, true)).unwrap();
+    let none = t
+        .ctx_do(|c| route::status(c).map(|r| r.render(true)))
+        .unwrap();
     let v: serde_json::Value = serde_json::from_str(&none).unwrap();
     assert_eq!(v["installed"], false, "{none}");
     t.install(&req(None, None), false, true).unwrap();
-    let ok = t.ctx_do(|c| route::status(c, true)).unwrap();
+    let ok = t
+        .ctx_do(|c| route::status(c).map(|r| r.render(true)))
+        .unwrap();
     let v: serde_json::Value = serde_json::from_str(&ok).unwrap();
     assert_eq!(v["ok"], true, "{ok}");
     // `service uninstall` reads these two to order the teardown.
@@ -796,7 +802,9 @@ fn status_reports_the_leaking_no_scope_state() {
         Output::ok_with(LINK_NO_SCOPE),
     );
     t.runner.fallback = Some(Output::ok_with(""));
-    let text = t.ctx_do(|c| route::status(c, false)).unwrap();
+    let text = t
+        .ctx_do(|c| route::status(c).map(|r| r.render(false)))
+        .unwrap();
     assert!(
         text.contains("FAIL scope: link pigsty-dns0 has no DNS scope"),
         "{text}"
@@ -806,11 +814,15 @@ fn status_reports_the_leaking_no_scope_state() {
     // Drift.
     let p = files::under(t.root(), "/etc/systemd/system/pigsty-dns-route.service");
     std::fs::write(&p, "changed").unwrap();
-    let text = t.ctx_do(|c| route::status(c, false)).unwrap();
+    let text = t
+        .ctx_do(|c| route::status(c).map(|r| r.render(false)))
+        .unwrap();
     assert!(text.contains("FAIL drift"), "{text}");
     // Daemon down.
     t.preflight = down_preflight;
-    let text = t.ctx_do(|c| route::status(c, false)).unwrap();
+    let text = t
+        .ctx_do(|c| route::status(c).map(|r| r.render(false)))
+        .unwrap();
     assert!(text.contains("FAIL daemon"), "{text}");
 }
 

@@ -694,11 +694,23 @@ fn input_that_is_not_a_regular_file_is_refused_at_once() {
     for args in [
         vec!["check", f],
         vec!["load", f, "--state-dir", st],
-        vec!["serve", "--listen", "127.0.0.1:0", "--records", f, "--state-dir", st],
+        vec![
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--records",
+            f,
+            "--state-dir",
+            st,
+        ],
     ] {
         let r = run_bounded(&args);
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
-        assert!(r.error_line().contains("not a regular file"), "{args:?}: {}", r.stderr);
+        assert!(
+            r.error_line().contains("not a regular file"),
+            "{args:?}: {}",
+            r.stderr
+        );
     }
 }
 
@@ -731,6 +743,9 @@ fn the_dns_and_llmnr_ports_are_refused() {
         ]);
         assert_eq!(r.code, 2, "{port}: {}", r.stderr);
         let line = r.error_line();
-        assert!(line.contains(&port.to_string()) && line.contains(word), "{line}");
+        assert!(
+            line.contains(&port.to_string()) && line.contains(word),
+            "{line}"
+        );
     }
 }

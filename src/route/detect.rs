@@ -2,51 +2,13 @@
 //! root prefix. Nothing here changes the system (the one exception, a transient probe link when the
 //! kernel's driver list cannot be read, is reported as such).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
-use super::runner::{Runner, argv};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Os {
-    Linux,
-    Macos,
-    Other,
-}
-
-/// systemd's version as `resolvectl --version` prints it: `systemd 252 (252.39-1~deb12u2)`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SystemdVersion {
-    pub major: u32,
-    /// The stable point release when the distribution's string tells it (252.39 → Some(39)).
-    pub point: Option<u32>,
-    pub raw: String,
-}
-
-impl SystemdVersion {
-    pub fn parse(text: &str) -> Option<SystemdVersion> {
-        let line = text.lines().next()?.trim();
-        let mut words = line.split_whitespace();
-        if words.next()? != "systemd" {
-            return None;
-        }
-        let major: u32 = words.next()?.parse().ok()?;
-        // "(252.39-1~deb12u2)" → 39; "(252-16.el9_2)" → none (cannot tell the backport level).
-        let point = words.next().and_then(|w| {
-            let inner = w.trim_start_matches('(');
-            let rest = inner.strip_prefix(&format!("{major}."))?;
-            let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-            digits.parse().ok()
-        });
-        Some(SystemdVersion {
-            major,
-            point,
-            raw: line.to_string(),
-        })
-    }
-}
+use super::files::under;
+use crate::sys::systemd::SystemdVersion;
+use crate::sys::{Os, Runner, argv, user};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -77,10 +39,6 @@ pub struct Facts {
     pub notes: Vec<String>,
 }
 
-fn root_path(root: &Path, abs: &str) -> PathBuf {
-    root.join(abs.trim_start_matches('/'))
-}
-
 /// A fixed system program: the first candidate that is a root-owned file nobody else can write.
 fn system_program(name: &str) -> Option<String> {
     for dir in ["/usr/sbin", "/usr/bin", "/sbin", "/bin"] {
@@ -92,7 +50,6 @@ fn system_program(name: &str) -> Option<String> {
     None
 }
 
-#[cfg(unix)]
 fn root_owned_not_writable(p: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     match std::fs::metadata(p) {
@@ -100,16 +57,12 @@ fn root_owned_not_writable(p: &Path) -> bool {
         Err(_) => false,
     }
 }
-#[cfg(not(unix))]
-fn root_owned_not_writable(_p: &Path) -> bool {
-    false
-}
 
 fn driver_state(root: &Path, name: &str, release: &str) -> Driver {
-    if root_path(root, &format!("/sys/module/{name}")).exists() {
+    if under(root, &format!("/sys/module/{name}")).exists() {
         return Driver::Present;
     }
-    let mods = root_path(root, &format!("/lib/modules/{release}"));
+    let mods = under(root, &format!("/lib/modules/{release}"));
     let builtin = std::fs::read_to_string(mods.join("modules.builtin")).ok();
     let dep = std::fs::read_to_string(mods.join("modules.dep")).ok();
     if builtin.is_none() && dep.is_none() {
@@ -124,20 +77,9 @@ fn driver_state(root: &Path, name: &str, release: &str) -> Driver {
     }
 }
 
-pub fn current_os() -> Os {
-    if cfg!(target_os = "macos") {
-        Os::Macos
-    } else if cfg!(target_os = "linux") {
-        Os::Linux
-    } else {
-        Os::Other
-    }
-}
-
 pub fn detect(root: &Path, runner: &mut dyn Runner) -> Facts {
-    let os = current_os();
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let is_root = unsafe { libc::geteuid() } == 0;
+    let os = Os::this();
+    let is_root = user::is_root();
     let mut notes = Vec::new();
     let mut facts = Facts {
         os,
@@ -145,9 +87,9 @@ pub fn detect(root: &Path, runner: &mut dyn Runner) -> Facts {
         systemd: None,
         resolved_running: false,
         networkd_running: false,
-        systemd_booted: root_path(root, "/run/systemd/system").is_dir(),
+        systemd_booted: under(root, "/run/systemd/system").is_dir(),
         nm_dns_mode: None,
-        resolv_conf: std::fs::read_link(root_path(root, "/etc/resolv.conf"))
+        resolv_conf: std::fs::read_link(under(root, "/etc/resolv.conf"))
             .ok()
             .map(|p| p.display().to_string()),
         dummy: Driver::Unknown,

@@ -1,11 +1,12 @@
-//! Files pigsty-dns writes for a route: the ownership marker, atomic root-owned writes, and the test
-//! for "still exactly what pigsty-dns wrote" that uninstall uses when the journal is gone.
+//! Files pigsty-dns writes for a route: the ownership marker, the root prefix, how they are written
+//! (through `sys::fs`), and the test for "still exactly what pigsty-dns wrote" that uninstall uses
+//! when the journal is gone.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::generation::sha256_of;
+use crate::digest::sha256_hex;
+use crate::sys::fs::{self as sys_fs, WriteOptions};
 
 pub const MARKER: &str = "# Written by pigsty-dns (route install); `pigsty-dns route uninstall` removes it. Do not edit.";
 const TAG: &str = "# pigsty-dns-route ";
@@ -15,7 +16,7 @@ pub fn wrap(adapter: &str, link: Option<&str>, body: &str) -> String {
     let link = link.map(|l| format!(" link={l}")).unwrap_or_default();
     format!(
         "{MARKER}\n{TAG}adapter={adapter}{link} body-sha256={}\n{body}",
-        sha256_of(body.as_bytes())
+        sha256_hex(body.as_bytes())
     )
 }
 
@@ -49,7 +50,7 @@ pub fn owned(content: &str) -> Option<Owned> {
     Some(Owned {
         adapter: adapter?,
         link,
-        intact: digest.as_deref() == Some(sha256_of(body.as_bytes()).as_str()),
+        intact: digest.as_deref() == Some(sha256_hex(body.as_bytes()).as_str()),
     })
 }
 
@@ -86,7 +87,18 @@ pub fn existing(path: &Path, want: &str) -> Result<(Existing, Option<Vec<u8>>), 
     }
 }
 
-/// Creates the missing parents of `path` (0755) and returns those it created, outermost first.
+/// How every route file (and the journal) is written: mode 0644, root-owned when we are root, the
+/// temporary file in `temp_dir` or, by default, beside the target.
+pub fn config(temp_dir: Option<&Path>) -> WriteOptions<'_> {
+    WriteOptions {
+        temp_dir,
+        owner_root: true,
+        ..WriteOptions::mode(0o644)
+    }
+}
+
+/// Creates the missing parents of `path` (0755, root-owned when we are root) and returns those it
+/// created, outermost first, so uninstall can remove them again.
 pub fn make_parents(path: &Path) -> Result<Vec<PathBuf>, String> {
     let mut missing = Vec::new();
     let mut p = path.parent();
@@ -100,86 +112,8 @@ pub fn make_parents(path: &Path) -> Result<Vec<PathBuf>, String> {
     missing.reverse();
     for d in &missing {
         fs::create_dir(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
-        set_mode(d, 0o755)?;
-        chown_root(d)?;
+        sys_fs::set_mode(d, 0o755).map_err(|e| e.to_string())?;
+        sys_fs::chown_root(d).map_err(|e| e.to_string())?;
     }
     Ok(missing)
-}
-
-/// Writes `content` to `path` atomically: a temporary file in the same directory, fsynced, mode
-/// 0644, root-owned when we are root, renamed into place, then the directory fsynced.
-pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), String> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| format!("{} has no parent directory", path.display()))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.pigsty-dns-tmp.{}", std::process::id()));
-    let res = (|| {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
-        f.write_all(content)
-            .and_then(|_| f.sync_all())
-            .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-        set_mode(&tmp, 0o644)?;
-        chown_root(&tmp)?;
-        fs::rename(&tmp, path)
-            .map_err(|e| format!("cannot rename into {}: {e}", path.display()))?;
-        sync_dir(dir);
-        Ok(())
-    })();
-    if res.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    res
-}
-
-pub fn remove(path: &Path) -> Result<(), String> {
-    match fs::remove_file(path) {
-        Ok(()) => {
-            if let Some(d) = path.parent() {
-                sync_dir(d);
-            }
-            Ok(())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
-    }
-}
-
-fn sync_dir(d: &Path) {
-    if let Ok(f) = fs::File::open(d) {
-        let _ = f.sync_all();
-    }
-}
-
-#[cfg(unix)]
-fn set_mode(p: &Path, mode: u32) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(p, fs::Permissions::from_mode(mode))
-        .map_err(|e| format!("cannot chmod {}: {e}", p.display()))
-}
-#[cfg(not(unix))]
-fn set_mode(_p: &Path, _mode: u32) -> Result<(), String> {
-    Ok(())
-}
-
-/// Root-owned when we run as root; a non-root run (tests under --root) keeps its own owner.
-#[cfg(unix)]
-fn chown_root(p: &Path) -> Result<(), String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Ok(());
-    }
-    std::os::unix::fs::chown(p, Some(0), Some(0))
-        .map_err(|e| format!("cannot chown {}: {e}", p.display()))
-}
-#[cfg(not(unix))]
-fn chown_root(_p: &Path) -> Result<(), String> {
-    Ok(())
 }

@@ -1,14 +1,17 @@
 //! The change journal: what a route install wrote, so uninstall removes exactly that. It lives in a
 //! root-owned directory of its own (not the user's state dir, not a service's state dir).
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::detect::Os;
+use super::adapter::{AdapterName, LinkKind, Step, Variant};
 use super::files;
-use super::plan::Step;
+use crate::output::to_json;
+use crate::sys::{Os, fs as sys_fs};
 
+/// Version of the journal file format (its own, not the reports' `output::FORMAT`).
 pub const FORMAT: u32 = 1;
 pub const FILE: &str = "journal.json";
 
@@ -16,6 +19,37 @@ pub fn default_dir(os: Os) -> &'static str {
     match os {
         Os::Macos => "/Library/Application Support/pigsty-dns-route",
         _ => "/var/lib/pigsty-dns-route",
+    }
+}
+
+/// Where an install is: written `applying` before the first change, so a crash half-way leaves
+/// something uninstall can read, and `installed` once verified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Applying,
+    Installed,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Applying => "applying",
+            State::Installed => "installed",
+        }
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Compares with the word the file holds.
+impl PartialEq<&str> for State {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
     }
 }
 
@@ -30,15 +64,15 @@ pub struct JournalFile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Journal {
     pub format: u32,
-    /// `applying` while a run is in progress, `installed` once verified.
-    pub state: String,
-    pub adapter: String,
+    pub state: State,
+    pub adapter: AdapterName,
     pub zone: String,
     pub server: String,
-    pub variant: Option<String>,
+    /// resolved-link only, like the three after it.
+    pub variant: Option<Variant>,
     pub link: Option<String>,
     pub link_address: Option<String>,
-    pub link_kind: Option<String>,
+    pub link_kind: Option<LinkKind>,
     pub root: String,
     pub files: Vec<JournalFile>,
     /// Directories this install created (removed again if empty).
@@ -76,19 +110,89 @@ pub fn write(dir: &Path, j: &Journal) -> Result<(), String> {
     if !dir.exists() {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
-        }
+        // Best effort: the journal file itself is written 0644 either way.
+        sys_fs::set_mode(dir, 0o755).ok();
     }
-    let text = crate::commands::to_json(j);
-    files::write_atomic(&path(dir), text.as_bytes())
+    sys_fs::write_atomic(&path(dir), to_json(j).as_bytes(), &files::config(None))
+        .map_err(|e| e.to_string())
 }
 
 pub fn remove(dir: &Path) -> Result<(), String> {
-    files::remove(&path(dir))?;
+    sys_fs::remove(&path(dir)).map_err(|e| e.to_string())?;
     // The directory is ours alone; leave it if something else is in it.
-    let _ = std::fs::remove_dir(dir);
+    std::fs::remove_dir(dir).ok();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As `route install` wrote it before the journal's words became types (resolved-link, runtime).
+    const OLD: &str = r#"{
+  "format": 1,
+  "state": "installed",
+  "adapter": "resolved-link",
+  "zone": "pigsty.test",
+  "server": "127.0.0.1:5354",
+  "variant": "runtime",
+  "link": "pigsty-dns0",
+  "link_address": "198.18.53.53/32",
+  "link_kind": "ifb",
+  "root": "/",
+  "files": [
+    {
+      "path": "/etc/systemd/system/pigsty-dns-route.service",
+      "existed_before": false,
+      "sha256": "00"
+    }
+  ],
+  "created_dirs": [],
+  "pre_undo": [
+    {
+      "argv": ["systemctl", "disable", "pigsty-dns-route.service"],
+      "why": "no longer at boot",
+      "may_fail": true
+    }
+  ],
+  "undo": [],
+  "written_at": "2026-01-01T00:00:00Z"
+}
+"#;
+
+    #[test]
+    fn a_journal_written_the_old_way_reads_and_writes_back_the_same_words() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(path(d.path()), OLD).unwrap();
+        let j = read(d.path()).unwrap().unwrap();
+        assert_eq!(j.state, State::Installed);
+        assert_eq!(j.adapter, AdapterName::ResolvedLink);
+        assert_eq!(j.variant, Some(Variant::Runtime));
+        assert_eq!(j.link_kind, Some(LinkKind::Ifb));
+        let back: serde_json::Value = serde_json::from_str(&to_json(&j)).unwrap();
+        let old: serde_json::Value = serde_json::from_str(OLD).unwrap();
+        assert_eq!(back, old);
+        // The other words of each field, and a journal of another adapter (no link fields).
+        let other = OLD
+            .replace("\"installed\"", "\"applying\"")
+            .replace("\"runtime\"", "\"networkd\"")
+            .replace("\"ifb\"", "\"dummy\"");
+        let j: Journal = serde_json::from_str(&other).unwrap();
+        assert_eq!(
+            (j.state, j.variant, j.link_kind),
+            (
+                State::Applying,
+                Some(Variant::Networkd),
+                Some(LinkKind::Dummy)
+            )
+        );
+        let mut v = old;
+        v["adapter"] = "resolved-delegate".into();
+        for k in ["variant", "link", "link_address", "link_kind"] {
+            v[k] = serde_json::Value::Null;
+        }
+        let j: Journal = serde_json::from_value(v).unwrap();
+        assert_eq!(j.adapter, AdapterName::ResolvedDelegate);
+        assert_eq!((j.variant, j.link_kind), (None, None));
+    }
 }

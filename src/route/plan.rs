@@ -6,168 +6,15 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::detect::{Driver, Facts, Os};
+use super::adapter::link::{DEFAULT_LINK, DEFAULT_LINK_ADDRESS};
+use super::adapter::{AdapterName, LinkKind, Params, Render, Step, Variant, flush_steps, render};
+use super::detect::{Driver, Facts};
 use super::files::{self, Existing};
-use super::runner::{Runner, argv};
-use super::{delegate, global, link, macos, nm};
+use crate::defaults::{MDNS_PORT, SUGGESTED_PORT};
+use crate::digest::sha256_hex;
 use crate::error::{AppError, Class};
-use crate::generation::sha256_of;
 use crate::name::Zone;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum AdapterName {
-    MacosResolver,
-    ResolvedDelegate,
-    ResolvedLink,
-    NmDnsmasq,
-    ResolvedGlobal,
-}
-
-impl AdapterName {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AdapterName::MacosResolver => "macos-resolver",
-            AdapterName::ResolvedDelegate => "resolved-delegate",
-            AdapterName::ResolvedLink => "resolved-link",
-            AdapterName::NmDnsmasq => "nm-dnsmasq",
-            AdapterName::ResolvedGlobal => "resolved-global",
-        }
-    }
-    pub fn parse(s: &str) -> Option<AdapterName> {
-        [
-            AdapterName::MacosResolver,
-            AdapterName::ResolvedDelegate,
-            AdapterName::ResolvedLink,
-            AdapterName::NmDnsmasq,
-            AdapterName::ResolvedGlobal,
-        ]
-        .into_iter()
-        .find(|a| a.as_str() == s)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Variant {
-    /// `.netdev` + `.network` files read by systemd-networkd.
-    Networkd,
-    /// `ip` + `resolvectl` now, and a oneshot unit that does the same at boot.
-    Runtime,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum LinkKind {
-    Dummy,
-    Ifb,
-}
-
-impl LinkKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LinkKind::Dummy => "dummy",
-            LinkKind::Ifb => "ifb",
-        }
-    }
-}
-
-pub const DEFAULT_LINK: &str = "pigsty-dns0";
-pub const DEFAULT_LINK_ADDRESS: &str = "198.18.53.53/32";
-pub const UNIT_NAME: &str = "pigsty-dns-route.service";
-
-/// Everything an adapter renders from.
-#[derive(Debug, Clone, Serialize)]
-pub struct Params {
-    pub zone: String,
-    pub server: SocketAddr,
-    pub link: String,
-    pub address: Ipv4Addr,
-    pub prefix: u8,
-    pub kind: LinkKind,
-    pub variant: Variant,
-    pub ip: String,
-    pub resolvectl: String,
-    pub systemd_booted: bool,
-    pub nm_running: bool,
-}
-
-impl Params {
-    pub fn cidr(&self) -> String {
-        format!("{}/{}", self.address, self.prefix)
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Step {
-    pub argv: Vec<String>,
-    pub why: String,
-    /// Failure is expected sometimes (the link already exists) and does not stop the run.
-    pub may_fail: bool,
-}
-
-impl Step {
-    pub fn new(words: &[&str], why: &str) -> Step {
-        Step {
-            argv: argv(words),
-            why: why.into(),
-            may_fail: false,
-        }
-    }
-    pub fn tolerant(words: &[&str], why: &str) -> Step {
-        Step {
-            may_fail: true,
-            ..Step::new(words, why)
-        }
-    }
-}
-
-/// An adapter's output for one set of parameters.
-#[derive(Debug, Clone, Default)]
-pub struct Render {
-    /// (absolute path, full content including the ownership marker)
-    pub files: Vec<(String, String)>,
-    /// Makes the route live now (after the files are written).
-    pub apply: Vec<Step>,
-    /// Makes it come back at boot (systemctl), separate from `apply` so a host without systemd
-    /// as PID 1 can apply now.
-    pub enable: Vec<Step>,
-    /// Run by uninstall before the files go, and after.
-    pub pre_undo: Vec<Step>,
-    pub undo: Vec<Step>,
-    pub warnings: Vec<String>,
-}
-
-pub fn render(adapter: AdapterName, p: &Params) -> Render {
-    match adapter {
-        AdapterName::MacosResolver => macos::render(p),
-        AdapterName::ResolvedDelegate => delegate::render(p),
-        AdapterName::ResolvedLink => link::render(p),
-        AdapterName::NmDnsmasq => nm::render(p),
-        AdapterName::ResolvedGlobal => global::render(p),
-    }
-}
-
-/// Caches to flush after a change, per adapter.
-pub fn flush_steps(adapter: AdapterName) -> Vec<Step> {
-    match adapter {
-        AdapterName::MacosResolver => vec![
-            Step::new(
-                &["dscacheutil", "-flushcache"],
-                "flush the directory-services cache",
-            ),
-            Step::tolerant(
-                &["killall", "-HUP", "mDNSResponder"],
-                "make mDNSResponder drop cached answers",
-            ),
-        ],
-        AdapterName::NmDnsmasq => vec![],
-        _ => vec![Step::new(
-            &["resolvectl", "flush-caches"],
-            "drop answers resolved cached before the route existed",
-        )],
-    }
-}
+use crate::sys::{Os, Runner, argv};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PlannedFile {
@@ -375,11 +222,10 @@ pub fn build(
                 .into(),
         );
     }
-    if req.server.port() == 5353 {
-        warnings.push(
-            "port 5353 is the mDNS port (Avahi, resolved's mDNS, mDNSResponder); prefer 5354"
-                .into(),
-        );
+    if req.server.port() == MDNS_PORT {
+        warnings.push(format!(
+            "port {MDNS_PORT} is the mDNS port (Avahi, resolved's mDNS, mDNSResponder); prefer {SUGGESTED_PORT}"
+        ));
     }
     if !valid_link_name(&req.link) {
         return Err(AppError::new(
@@ -452,10 +298,10 @@ pub fn build(
             .map_err(|e| AppError::new(Class::Runtime, e, "check the path's permissions"))?;
         planned.push(PlannedFile {
             path: on_disk.display().to_string(),
-            sha256: sha256_of(content.as_bytes()),
+            sha256: sha256_hex(content.as_bytes()),
             content: content.clone(),
             existing,
-            existing_sha256: bytes.map(|b| sha256_of(&b)),
+            existing_sha256: bytes.map(|b| sha256_hex(&b)),
         });
     }
     warnings.extend(render.warnings.iter().cloned());

@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::Ctx;
-use super::delegate::DELEGATE_ID;
-use super::plan::{AdapterName, Params};
-use super::runner::argv;
+use super::adapter::delegate::DELEGATE_ID;
+use super::adapter::{AdapterName, Params};
+use super::context::Ctx;
+use crate::status_file::{self, Status};
+use crate::sys::argv;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
@@ -274,15 +275,20 @@ fn status_section<'a>(stdout: &'a str, header: &str) -> Option<&'a str> {
     start.map(|s| &stdout[s..])
 }
 
+/// The server's status, from `file` (`<state dir>/status.json`, as `Ctx::status_file` holds it).
+fn server_status(file: &Path) -> Result<Status, String> {
+    file.parent().and_then(status_file::read).ok_or_else(|| {
+        format!(
+            "cannot read {}: not a pigsty-dns status file (format {})",
+            file.display(),
+            status_file::FORMAT
+        )
+    })
+}
+
 /// `counters.refused` from the server's status file.
 pub fn refused_count(status_file: &Path) -> Result<u64, String> {
-    let bytes = std::fs::read(status_file)
-        .map_err(|e| format!("cannot read {}: {e}", status_file.display()))?;
-    let v: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|e| format!("{} is not JSON: {e}", status_file.display()))?;
-    v["counters"]["refused"]
-        .as_u64()
-        .ok_or_else(|| format!("{} has no counters.refused", status_file.display()))
+    server_status(status_file).map(|s| s.counters.refused)
 }
 
 fn random_label() -> String {
@@ -295,8 +301,7 @@ fn random_label() -> String {
 
 /// The status file's `updated` stamp (the server rewrites it every couple of seconds).
 fn status_stamp(status_file: &Path) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(status_file).ok()?).ok()?;
-    v["updated"].as_str().map(str::to_string)
+    server_status(status_file).ok().map(|s| s.updated)
 }
 
 /// REFUSED as of a status write that happened after this call: waits (up to `wait`) for the server

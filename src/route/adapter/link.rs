@@ -2,18 +2,24 @@
 //! `DNS=<server>`, `Domains=~<zone>`, no default route, LLMNR and mDNS off. Without the address the
 //! link gets no DNS scope and the zone's names fall through to the default upstream.
 
-use super::files::wrap;
-use super::plan::{Params, Render, Step, UNIT_NAME, Variant};
+use super::types::{AdapterName, Params, Render, Step, Variant};
+use crate::route::files::wrap;
 
-pub const NAME: &str = "resolved-link";
+const NAME: AdapterName = AdapterName::ResolvedLink;
+
+pub const DEFAULT_LINK: &str = "pigsty-dns0";
+pub const DEFAULT_LINK_ADDRESS: &str = "198.18.53.53/32";
+pub const UNIT_NAME: &str = "pigsty-dns-route.service";
+pub const UNIT_PATH: &str = "/etc/systemd/system/pigsty-dns-route.service";
+/// Where the networkd variant's `.netdev` and `.network` go.
+pub const NETWORK_DIR: &str = "/etc/systemd/network";
 
 pub fn netdev_path(p: &Params) -> String {
-    format!("/etc/systemd/network/50-{}.netdev", p.link)
+    format!("{NETWORK_DIR}/50-{}.netdev", p.link)
 }
 pub fn network_path(p: &Params) -> String {
-    format!("/etc/systemd/network/50-{}.network", p.link)
+    format!("{NETWORK_DIR}/50-{}.network", p.link)
 }
-pub const UNIT_PATH: &str = "/etc/systemd/system/pigsty-dns-route.service";
 
 pub fn render(p: &Params) -> Render {
     match p.variant {
@@ -42,8 +48,8 @@ fn networkd(p: &Params) -> Render {
     );
     Render {
         files: vec![
-            (netdev_path(p), wrap(NAME, Some(l), &netdev)),
-            (network_path(p), wrap(NAME, Some(l), &network)),
+            (netdev_path(p), wrap(NAME.as_str(), Some(l), &netdev)),
+            (network_path(p), wrap(NAME.as_str(), Some(l), &network)),
         ],
         apply: vec![reload.clone()],
         // networkd reads /etc/systemd/network at boot by itself: nothing to enable.
@@ -154,7 +160,7 @@ fn runtime(p: &Params) -> Render {
     }
     let booted = p.systemd_booted;
     Render {
-        files: vec![(UNIT_PATH.to_string(), wrap(NAME, Some(l), &unit))],
+        files: vec![(UNIT_PATH.to_string(), wrap(NAME.as_str(), Some(l), &unit))],
         apply,
         enable: vec![
             Step::new(

@@ -1,10 +1,11 @@
 //! resolved-global: only on explicit request. A global DNS= is always a default route, so every
 //! other name is sent to the daemon too; the plan carries that warning.
 
-use super::files::wrap;
-use super::plan::{Params, Render, Step};
+use super::types::{AdapterName, Params, Render, Step};
+use crate::route::files::wrap;
 
-pub const NAME: &str = "resolved-global";
+const NAME: AdapterName = AdapterName::ResolvedGlobal;
+
 pub const PATH: &str = "/etc/systemd/resolved.conf.d/pigsty-dns.conf";
 
 pub fn render(p: &Params) -> Render {
@@ -13,12 +14,5 @@ pub fn render(p: &Params) -> Render {
         &["systemctl", "reload-or-restart", "systemd-resolved.service"],
         "resolved reads resolved.conf.d",
     );
-    Render {
-        files: vec![(PATH.to_string(), wrap(NAME, None, &body))],
-        apply: vec![restart.clone()],
-        enable: vec![],
-        pre_undo: vec![],
-        undo: vec![restart],
-        warnings: vec![],
-    }
+    Render::one_file(PATH, wrap(NAME.as_str(), None, &body), restart)
 }

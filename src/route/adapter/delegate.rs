@@ -1,10 +1,11 @@
 //! resolved-delegate (systemd >= 258): a DNS delegate file routes only the zone, needs no link, and
 //! never falls back; resolved re-reads it on reload (SIGHUP).
 
-use super::files::wrap;
-use super::plan::{Params, Render, Step};
+use super::types::{AdapterName, Params, Render, Step};
+use crate::route::files::wrap;
 
-pub const NAME: &str = "resolved-delegate";
+const NAME: AdapterName = AdapterName::ResolvedDelegate;
+
 pub const PATH: &str = "/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate";
 /// How resolved names the delegate (the file name without its suffix).
 pub const DELEGATE_ID: &str = "pigsty-dns";
@@ -18,12 +19,5 @@ pub fn render(p: &Params) -> Render {
         &["systemctl", "reload", "systemd-resolved.service"],
         "resolved re-reads dns-delegate.d on reload (SIGHUP)",
     );
-    Render {
-        files: vec![(PATH.to_string(), wrap(NAME, None, &body))],
-        apply: vec![reload.clone()],
-        enable: vec![],
-        pre_undo: vec![],
-        undo: vec![reload],
-        warnings: vec![],
-    }
+    Render::one_file(PATH, wrap(NAME.as_str(), None, &body), reload)
 }

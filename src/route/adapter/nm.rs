@@ -1,10 +1,11 @@
 //! nm-dnsmasq: NetworkManager's own dnsmasq (dns=dnsmasq) reads /etc/NetworkManager/dnsmasq.d; a
 //! `server=/<zone>/` line sends only the zone to the daemon and never elsewhere.
 
-use super::files::wrap;
-use super::plan::{Params, Render, Step};
+use super::types::{AdapterName, Params, Render, Step};
+use crate::route::files::wrap;
 
-pub const NAME: &str = "nm-dnsmasq";
+const NAME: AdapterName = AdapterName::NmDnsmasq;
+
 pub const PATH: &str = "/etc/NetworkManager/dnsmasq.d/pigsty-dns.conf";
 
 pub fn render(p: &Params) -> Render {
@@ -13,12 +14,5 @@ pub fn render(p: &Params) -> Render {
         &["nmcli", "general", "reload", "dns-full"],
         "restart NetworkManager's dnsmasq so it reads dnsmasq.d",
     );
-    Render {
-        files: vec![(PATH.to_string(), wrap(NAME, None, &body))],
-        apply: vec![reload.clone()],
-        enable: vec![],
-        pre_undo: vec![],
-        undo: vec![reload],
-        warnings: vec![],
-    }
+    Render::one_file(PATH, wrap(NAME.as_str(), None, &body), reload)
 }

@@ -1,13 +1,20 @@
 //! macos-resolver: /etc/resolver/<zone>, picked up by configd through FSEvents. No `search` line: it
 //! would make every bare hostname lookup hang while the daemon is down.
 
-use super::files::wrap;
-use super::plan::{Params, Render, Step};
+use super::types::{AdapterName, Params, Render, Step};
+use crate::route::files::wrap;
 
-pub const NAME: &str = "macos-resolver";
+const NAME: AdapterName = AdapterName::MacosResolver;
+
+/// configd reads every file here as a resolver for the domain the file is named after.
+pub const DIR: &str = "/etc/resolver";
+
+pub fn path_for(zone: &str) -> String {
+    format!("{DIR}/{zone}")
+}
 
 pub fn path(p: &Params) -> String {
-    format!("/etc/resolver/{}", p.zone)
+    path_for(&p.zone)
 }
 
 pub fn render(p: &Params) -> Render {
@@ -25,7 +32,7 @@ pub fn render(p: &Params) -> Render {
         ),
     ];
     Render {
-        files: vec![(path(p), wrap(NAME, None, &body))],
+        files: vec![(path(p), wrap(NAME.as_str(), None, &body))],
         // configd notices the file by itself; flushing is the flush phase.
         apply: vec![],
         enable: vec![],

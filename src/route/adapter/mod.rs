@@ -1,0 +1,92 @@
+//! The adapters: one file per way of routing the zone from an operating system's resolver to the
+//! daemon. Each renders its files and steps from `Params` and knows nothing of plans, journals or
+//! verification; this module dispatches to them and owns the cache flush that follows a change.
+
+pub mod delegate;
+pub mod global;
+pub mod link;
+pub mod macos;
+pub mod nm;
+mod types;
+
+pub use types::{AdapterName, LinkKind, Params, Render, Step, Variant};
+
+/// What `adapter` writes and runs for `p`.
+pub fn render(adapter: AdapterName, p: &Params) -> Render {
+    match adapter {
+        AdapterName::MacosResolver => macos::render(p),
+        AdapterName::ResolvedDelegate => delegate::render(p),
+        AdapterName::ResolvedLink => link::render(p),
+        AdapterName::NmDnsmasq => nm::render(p),
+        AdapterName::ResolvedGlobal => global::render(p),
+    }
+}
+
+/// Caches to flush after a change, per adapter.
+pub fn flush_steps(adapter: AdapterName) -> Vec<Step> {
+    match adapter {
+        AdapterName::MacosResolver => vec![
+            Step::new(
+                &["dscacheutil", "-flushcache"],
+                "flush the directory-services cache",
+            ),
+            Step::tolerant(
+                &["killall", "-HUP", "mDNSResponder"],
+                "make mDNSResponder drop cached answers",
+            ),
+        ],
+        // dnsmasq starts with an empty cache when NetworkManager reloads it.
+        AdapterName::NmDnsmasq => vec![],
+        AdapterName::ResolvedDelegate | AdapterName::ResolvedLink | AdapterName::ResolvedGlobal => {
+            vec![Step::new(
+                &["resolvectl", "flush-caches"],
+                "drop answers resolved cached before the route existed",
+            )]
+        }
+    }
+}
+
+/// The fixed places an adapter may have written for `zone`, and the directories whose entries may be
+/// an adapter's too (resolved-link names its files after the link): where uninstall looks for files
+/// with the ownership marker when the journal is gone.
+pub fn places(zone: &str) -> (Vec<String>, [&'static str; 2]) {
+    (
+        vec![
+            delegate::PATH.into(),
+            nm::PATH.into(),
+            global::PATH.into(),
+            link::UNIT_PATH.into(),
+            macos::path_for(zone),
+        ],
+        [link::NETWORK_DIR, macos::DIR],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AdapterName, LinkKind, Variant};
+
+    #[test]
+    fn names_are_the_words_serde_writes() {
+        for a in AdapterName::ALL {
+            assert_eq!(AdapterName::parse(a.as_str()), Some(a));
+            assert_eq!(
+                serde_json::to_value(a).unwrap(),
+                serde_json::json!(a.as_str())
+            );
+        }
+        assert_eq!(AdapterName::parse("dns-delegate"), None);
+        for v in [Variant::Networkd, Variant::Runtime] {
+            assert_eq!(
+                serde_json::to_value(v).unwrap(),
+                serde_json::json!(v.as_str())
+            );
+        }
+        for k in [LinkKind::Dummy, LinkKind::Ifb] {
+            assert_eq!(
+                serde_json::to_value(k).unwrap(),
+                serde_json::json!(k.as_str())
+            );
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! The `route` command line: its subcommands and the flag groups they share.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::adapter::link::{DEFAULT_LINK, DEFAULT_LINK_ADDRESS};
+use super::adapter::{AdapterName, LinkKind, Variant};
+use crate::defaults::{ENV_LISTEN, ENV_ZONE, LISTEN_STR, ZONE};
+
+#[derive(Args, Debug, Clone)]
+pub struct Where {
+    /// Prefix for every path read or written (tests and the lab); the system sees /.
+    #[arg(long, value_name = "DIR", default_value = "/")]
+    pub root: PathBuf,
+    /// Journal directory [default: <root>/var/lib/pigsty-dns-route, on macOS
+    /// <root>/Library/Application Support/pigsty-dns-route].
+    #[arg(long, value_name = "DIR")]
+    pub journal_dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Checks {
+    /// A name the daemon serves; verification resolves it through resolvectl and getent.
+    #[arg(long, value_name = "NAME")]
+    pub check_name: Option<String>,
+    /// The daemon's state dir: its status.json REFUSED counter proves unrelated names stay away.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum RouteCommand {
+    /// Route the zone from the system resolver to the daemon (shows the plan first).
+    Install {
+        /// The daemon's address (the one `serve --listen` uses); recorded in the journal.
+        #[arg(long, env = ENV_LISTEN, default_value = LISTEN_STR)]
+        server: SocketAddr,
+        #[arg(long, env = ENV_ZONE, default_value = ZONE)]
+        zone: String,
+        /// Override detection. resolved-global sends every other name to the daemon too.
+        #[arg(long, value_enum)]
+        adapter: Option<AdapterName>,
+        /// resolved-link: networkd files, or ip + resolvectl now plus a boot-time unit.
+        #[arg(long, value_enum)]
+        link_variant: Option<Variant>,
+        /// resolved-link: the dedicated link's name.
+        #[arg(long, default_value = DEFAULT_LINK)]
+        link: String,
+        /// resolved-link: the link's non-link-local address (refused if already in use).
+        #[arg(long, default_value = DEFAULT_LINK_ADDRESS)]
+        link_address: String,
+        /// resolved-link: link driver [default: dummy, ifb where dummy is missing].
+        #[arg(long, value_enum)]
+        link_kind: Option<LinkKind>,
+        /// Show the plan (every file and command) and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Do not ask (required without a terminal).
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        checks: Checks,
+        #[command(flatten)]
+        place: Where,
+    },
+    /// Remove what `route install` wrote (only what the journal lists and still matches).
+    Uninstall {
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        place: Where,
+    },
+    /// Adapter, journal, drift, scope, daemon and an end-to-end lookup, each with a verdict.
+    Status {
+        #[command(flatten)]
+        checks: Checks,
+        #[command(flatten)]
+        place: Where,
+    },
+}
+
+impl RouteCommand {
+    /// Where the command reads and writes, and (install, status) what it verifies with.
+    pub fn place_and_checks(&self) -> (&Where, Option<&Checks>) {
+        match self {
+            RouteCommand::Install { place, checks, .. }
+            | RouteCommand::Status { place, checks } => (place, Some(checks)),
+            RouteCommand::Uninstall { place, .. } => (place, None),
+        }
+    }
+}

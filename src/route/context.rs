@@ -1,0 +1,127 @@
+//! What the route commands touch outside their own logic — the command runner, the detected facts,
+//! the DNS probes at the daemon, the prompt, the clock's patience — gathered in `Ctx` so tests can
+//! replace each; plus the real probes and the steps and confirmations every command shares.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::adapter::Step;
+use super::cli::Where;
+use super::detect::Facts;
+use super::{files, journal};
+use crate::error::{AppError, Class};
+use crate::name::Zone;
+use crate::probe;
+use crate::sys::{Os, Runner};
+use crate::transport::Transport;
+
+/// The zone's SOA over UDP and TCP at the address; Ok(serial).
+pub type PreflightFn = dyn Fn(SocketAddr, &Zone) -> Result<u32, String>;
+
+/// A direct A lookup at the daemon: Ok(None) when it has no address for the name.
+pub type LookupFn = dyn Fn(SocketAddr, &str) -> Result<Option<Ipv4Addr>, String>;
+
+/// How long one probe at the daemon may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Everything the route commands touch outside their own logic, so tests can replace it.
+pub struct Ctx<'a> {
+    pub root: PathBuf,
+    pub journal_dir: PathBuf,
+    pub runner: &'a mut dyn Runner,
+    pub facts: Facts,
+    pub preflight: &'a PreflightFn,
+    pub lookup_a: &'a LookupFn,
+    /// Asks the user; `None` when there is no terminal.
+    pub confirm: Option<&'a mut dyn FnMut(&str) -> bool>,
+    /// How long verification waits for resolved to show a change.
+    pub settle: Duration,
+    /// How long to wait for the server's status file after the unrelated lookup.
+    pub status_wait: Duration,
+    pub check_name: Option<String>,
+    /// The daemon's status file: `<state dir>/status.json` (`status_file::FILE`).
+    pub status_file: Option<PathBuf>,
+    /// Progress lines (plan first); printed by `run`, inspected by tests.
+    pub out: Vec<String>,
+}
+
+impl Ctx<'_> {
+    /// Runs `steps` in order, each logged to `out`; stops at the first failure of a step that may not
+    /// fail.
+    pub fn run_steps(&mut self, steps: &[Step]) -> Result<(), String> {
+        for s in steps {
+            let out = self.runner.run(&s.argv);
+            self.out.push(format!(
+                "ran: {} -> {}",
+                s.argv.join(" "),
+                if out.ok() { "ok".into() } else { out.summary() }
+            ));
+            if !out.ok() && !s.may_fail {
+                return Err(format!("`{}` failed: {}", s.argv.join(" "), out.summary()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Ok when `--yes` was given or the user says yes; without a terminal `--yes` is required.
+    pub fn confirm(&mut self, yes: bool, question: &str) -> Result<(), AppError> {
+        if yes {
+            return Ok(());
+        }
+        match self.confirm.as_mut().map(|ask| ask(question)) {
+            Some(true) => Ok(()),
+            Some(false) => Err(AppError::new(
+                Class::Cancelled,
+                "cancelled: nothing was written",
+                "run it again and answer y, or pass --yes",
+            )),
+            None => Err(AppError::new(
+                Class::Usage,
+                "no terminal to confirm on: pass --yes (after reading the plan from --dry-run)",
+                "pigsty-dns route install --dry-run, then the same with --yes",
+            )),
+        }
+    }
+}
+
+pub fn needs_root() -> AppError {
+    AppError::new(
+        Class::Capability,
+        "needs root: run it again with sudo",
+        "sudo pigsty-dns route ... (nothing was written)",
+    )
+}
+
+pub fn journal_dir(place: &Where, os: Os) -> PathBuf {
+    place
+        .journal_dir
+        .clone()
+        .unwrap_or_else(|| files::under(&place.root, journal::default_dir(os)))
+}
+
+/// The real preflight: the daemon must answer the zone's SOA authoritatively over UDP and TCP.
+pub fn preflight(addr: SocketAddr, zone: &Zone) -> Result<u32, String> {
+    probe::block_on(async {
+        let udp = probe::soa(addr, Transport::Udp, zone, PROBE_TIMEOUT).await;
+        let tcp = probe::soa(addr, Transport::Tcp, zone, PROBE_TIMEOUT).await;
+        let (udp, tcp) = (
+            udp.map_err(|e| e.to_string())?,
+            tcp.map_err(|e| e.to_string())?,
+        );
+        if !udp.authoritative || !tcp.authoritative {
+            return Err(format!(
+                "{addr} answers {zone} SOA but not authoritatively: is it pigsty-dns?"
+            ));
+        }
+        Ok(udp.serial.max(tcp.serial))
+    })
+    .map_err(|e| e.to_string())?
+}
+
+/// The real lookup: one A query over UDP at the daemon.
+pub fn lookup_a(addr: SocketAddr, name: &str) -> Result<Option<Ipv4Addr>, String> {
+    probe::block_on(probe::a(addr, Transport::Udp, name, PROBE_TIMEOUT))
+        .and_then(|r| r)
+        .map_err(|e| e.to_string())
+}

@@ -1,0 +1,266 @@
+//! `route install`: plan → (root, ownership, journal and preflight checks, confirm) → journal
+//! `applying` → write → apply, enable, flush → verify → journal `installed`; any failure after the
+//! first write undoes this run's changes and puts the previous journal back.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::adapter::Step;
+use super::context::{Ctx, needs_root};
+use super::files::{self, Existing};
+use super::journal::{self, Journal, JournalFile, State};
+use super::plan::{self, Plan, Request};
+use super::verify::{self, Check};
+use crate::error::{AppError, Class};
+use crate::output::{FORMAT, Report, now_rfc3339};
+use crate::sys::fs as sys_fs;
+
+#[derive(Serialize)]
+struct InstallReport<'a> {
+    format: u32,
+    result: &'a str,
+    plan: &'a Plan,
+    checks: &'a [Check],
+}
+
+fn report(result: &str, plan: &Plan, checks: &[Check], text: String) -> Report {
+    let json = InstallReport {
+        format: FORMAT,
+        result,
+        plan,
+        checks,
+    };
+    Report::new(text, &json)
+}
+
+fn journal_for(plan: &Plan, files: Vec<JournalFile>, dirs: Vec<String>, state: State) -> Journal {
+    Journal {
+        format: journal::FORMAT,
+        state,
+        adapter: plan.adapter,
+        zone: plan.zone.clone(),
+        server: plan.server.to_string(),
+        variant: plan.variant,
+        link: plan.link.clone(),
+        link_address: plan.link_address.clone(),
+        link_kind: plan.link_kind,
+        root: plan.root.clone(),
+        files,
+        created_dirs: dirs,
+        pre_undo: plan.render.pre_undo.clone(),
+        undo: plan.render.undo.clone(),
+        written_at: now_rfc3339(),
+    }
+}
+
+/// The files this run wrote, each with what was there before (None: nothing), in order.
+type Written = Vec<(PathBuf, Option<Vec<u8>>)>;
+
+fn write_files(plan: &Plan, written: &mut Written, dirs: &mut Vec<String>) -> Result<(), String> {
+    for f in &plan.files {
+        if f.existing == Existing::OursIdentical {
+            continue;
+        }
+        let p = PathBuf::from(&f.path);
+        let before = std::fs::read(&p).ok();
+        for d in files::make_parents(&p)? {
+            dirs.push(d.display().to_string());
+        }
+        write_config(&p, f.content.as_bytes())?;
+        written.push((p, before));
+    }
+    Ok(())
+}
+
+fn write_config(p: &std::path::Path, content: &[u8]) -> Result<(), String> {
+    // The temporary file beside the target, for now (a live directory may want it elsewhere).
+    sys_fs::write_atomic(p, content, &files::config(None)).map_err(|e| e.to_string())
+}
+
+pub fn install(
+    ctx: &mut Ctx<'_>,
+    req: &Request,
+    dry_run: bool,
+    yes: bool,
+) -> Result<Report, AppError> {
+    let jpath = journal::path(&ctx.journal_dir);
+    let plan = plan::build(&ctx.facts, req, &ctx.root, &jpath, ctx.runner)?;
+    let shown = plan::text(&plan);
+    if dry_run {
+        return Ok(report("plan", &plan, &[], shown));
+    }
+    ctx.out.push(shown.trim_end().to_string());
+    if !ctx.facts.is_root {
+        return Err(needs_root());
+    }
+    if let Some(f) = plan.files.iter().find(|f| f.existing == Existing::NotOurs) {
+        return Err(AppError::new(
+            Class::Conflict,
+            format!(
+                "{} exists and pigsty-dns does not own it (no ownership marker)",
+                f.path
+            ),
+            "move that file away yourself if it is stale, or route the zone by hand; pigsty-dns never overwrites it",
+        ));
+    }
+    let previous = journal::read(&ctx.journal_dir)
+        .map_err(|e| AppError::new(Class::Integrity, e, "inspect or remove the journal"))?;
+    if let Some(j) = &previous {
+        let same = j.adapter == plan.adapter
+            && j.server == plan.server.to_string()
+            && j.zone == plan.zone
+            && j.link == plan.link;
+        if !same {
+            return Err(AppError::new(
+                Class::Conflict,
+                format!(
+                    "a route is already installed ({} to {} for {}, journal {})",
+                    j.adapter,
+                    j.server,
+                    j.zone,
+                    jpath.display()
+                ),
+                "run pigsty-dns route uninstall first",
+            ));
+        }
+    }
+    // Preflight: the daemon must answer the zone at the route's address before anything is written.
+    let zone = req.zone.clone();
+    let serial = (ctx.preflight)(req.server, &zone).map_err(|e| {
+        AppError::new(
+            Class::Runtime,
+            format!(
+                "preflight: the daemon does not answer {zone} SOA over UDP and TCP at {}: {e}",
+                req.server
+            ),
+            format!(
+                "start it first (pigsty-dns serve --listen {}), or give its address with --server",
+                req.server
+            ),
+        )
+    })?;
+    ctx.confirm(yes, "Apply this route plan?")?;
+
+    // Journal first (state "applying"), so a crash half-way leaves something uninstall can read.
+    let prior_files: &[JournalFile] = previous.as_ref().map_or(&[], |j| &j.files);
+    let jfiles: Vec<JournalFile> = plan
+        .files
+        .iter()
+        .map(|f| JournalFile {
+            path: f.path.clone(),
+            // Before the first install, not this one: a re-install must not claim its own file.
+            existed_before: prior_files
+                .iter()
+                .find(|p| p.path == f.path)
+                .map(|p| p.existed_before)
+                .unwrap_or(f.existing != Existing::Absent),
+            sha256: f.sha256.clone(),
+        })
+        .collect();
+    let io = |e: String| {
+        AppError::new(
+            Class::Runtime,
+            e,
+            "check permissions and free space, then run it again",
+        )
+    };
+    journal::write(
+        &ctx.journal_dir,
+        &journal_for(&plan, jfiles.clone(), vec![], State::Applying),
+    )
+    .map_err(io)?;
+    let mut written = Written::new();
+    let mut dirs = Vec::new();
+    let mut result = write_files(&plan, &mut written, &mut dirs);
+    if result.is_ok() {
+        let steps: Vec<Step> = plan
+            .apply
+            .iter()
+            .chain(plan.enable.iter())
+            .chain(plan.flush.iter())
+            .cloned()
+            .collect();
+        result = ctx.run_steps(&steps);
+    }
+    let checks = if result.is_ok() {
+        verify::after_apply(ctx, plan.adapter, &plan.params, serial)
+    } else {
+        vec![]
+    };
+    let failed: Vec<&Check> = checks.iter().filter(|c| !c.ok).collect();
+    if result.is_ok() && !failed.is_empty() {
+        result = Err(failed
+            .iter()
+            .map(|c| format!("{}: {}", c.check, c.detail))
+            .collect::<Vec<_>>()
+            .join("; "));
+    }
+    if let Err(why) = result {
+        let tail = undo(ctx, &plan, &written, &dirs, previous.as_ref());
+        return Err(AppError::new(
+            Class::Runtime,
+            format!("route not installed, this run's changes were undone: {why}{tail}"),
+            "read the checks above; pigsty-dns route install --dry-run shows the plan (or pick another --adapter)",
+        ));
+    }
+    let prev_dirs = previous.map(|j| j.created_dirs).unwrap_or_default();
+    let all_dirs: Vec<String> = prev_dirs.into_iter().chain(dirs).collect();
+    journal::write(
+        &ctx.journal_dir,
+        &journal_for(&plan, jfiles, all_dirs, State::Installed),
+    )
+    .map_err(io)?;
+    let mut s = format!(
+        "installed: {} routes {} to {}\n",
+        plan.adapter, plan.zone, plan.server
+    );
+    for c in &checks {
+        s.push_str(&format!("  ok  {}: {}\n", c.check, c.detail));
+    }
+    s.push_str(&format!(
+        "journal: {}\nundo with: pigsty-dns route uninstall\n",
+        jpath.display()
+    ));
+    Ok(report("installed", &plan, &checks, s))
+}
+
+/// Undoes what this run wrote, then the journal (the previous one comes back if there was one).
+/// Returns what could not be undone, as a tail for the error message ("" when everything was).
+fn undo(
+    ctx: &mut Ctx<'_>,
+    plan: &Plan,
+    written: &Written,
+    dirs: &[String],
+    previous: Option<&Journal>,
+) -> String {
+    let mut notes = Vec::new();
+    // Best effort: each group of steps runs even when the one before it failed.
+    ctx.run_steps(&plan.render.pre_undo).ok();
+    for (p, before) in written.iter().rev() {
+        let r = match before {
+            Some(b) => write_config(p, b),
+            None => sys_fs::remove(p).map_err(|e| e.to_string()),
+        };
+        if let Err(e) = r {
+            notes.push(e);
+        }
+    }
+    for d in dirs.iter().rev() {
+        std::fs::remove_dir(d).ok();
+    }
+    ctx.run_steps(&plan.render.undo).ok();
+    ctx.run_steps(&plan.flush).ok();
+    let jr = match previous {
+        Some(j) => journal::write(&ctx.journal_dir, j),
+        None => journal::remove(&ctx.journal_dir),
+    };
+    if let Err(e) = jr {
+        notes.push(e);
+    }
+    if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" (undo problems: {})", notes.join("; "))
+    }
+}

@@ -1,0 +1,231 @@
+//! `route status`: one verdict per item — adapter, journal, drift, scope, daemon, end-to-end lookups —
+//! each with what to do next, and whether anything of a route is installed (what `service uninstall`
+//! asks before it stops the daemon).
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::adapter::AdapterName;
+use super::context::Ctx;
+use super::installed::{orphans, params_from};
+use super::journal::{self, State};
+use super::plan;
+use super::verify;
+use crate::digest::sha256_hex;
+use crate::error::AppError;
+use crate::name::Zone;
+use crate::output::{FORMAT, Report};
+
+#[derive(Serialize, Debug)]
+pub struct Item {
+    pub item: String,
+    pub ok: bool,
+    pub verdict: String,
+    pub next: String,
+}
+
+fn item(i: &str, ok: bool, verdict: impl Into<String>, next: impl Into<String>) -> Item {
+    Item {
+        item: i.into(),
+        ok,
+        verdict: verdict.into(),
+        next: next.into(),
+    }
+}
+
+pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
+    let mut v = Vec::new();
+    let detected = plan::choose(&ctx.facts);
+    let j = match journal::read(&ctx.journal_dir) {
+        Ok(j) => j,
+        Err(e) => {
+            v.push(item("journal", false, e, "inspect the journal file"));
+            return v;
+        }
+    };
+    let Some(j) = j else {
+        v.push(match detected {
+            Ok((a, why)) => item(
+                "adapter",
+                true,
+                format!(
+                    "no route installed; install would use {} ({why})",
+                    a.as_str()
+                ),
+                "pigsty-dns route install --dry-run",
+            ),
+            Err(e) => item("adapter", false, e.message, e.next),
+        });
+        let orphans = orphans(&ctx.root);
+        v.push(if orphans.is_empty() {
+            item(
+                "journal",
+                true,
+                format!(
+                    "no journal at {}",
+                    journal::path(&ctx.journal_dir).display()
+                ),
+                "nothing to do",
+            )
+        } else {
+            item(
+                "journal",
+                false,
+                format!(
+                    "no journal, but pigsty-dns files exist: {}",
+                    orphans
+                        .iter()
+                        .map(|(p, _)| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                "pigsty-dns route uninstall removes the unchanged ones",
+            )
+        });
+        return v;
+    };
+    v.push(item(
+        "adapter",
+        true,
+        format!("{} routes {} to {}", j.adapter, j.zone, j.server),
+        "none",
+    ));
+    v.push(item(
+        "journal",
+        j.state == State::Installed,
+        format!(
+            "{} ({}, written {})",
+            journal::path(&ctx.journal_dir).display(),
+            j.state,
+            j.written_at
+        ),
+        if j.state == State::Installed {
+            "none".into()
+        } else {
+            "an install was interrupted: run pigsty-dns route uninstall, then install again"
+                .to_string()
+        },
+    ));
+    let mut drift = Vec::new();
+    for f in &j.files {
+        match std::fs::read(&f.path) {
+            Ok(b) if sha256_hex(&b) == f.sha256 => {}
+            Ok(_) => drift.push(format!("{} changed", f.path)),
+            Err(_) => drift.push(format!("{} is missing", f.path)),
+        }
+    }
+    v.push(if drift.is_empty() {
+        item(
+            "drift",
+            true,
+            format!("all {} file(s) are as written", j.files.len()),
+            "none",
+        )
+    } else {
+        item(
+            "drift",
+            false,
+            drift.join("; "),
+            "pigsty-dns route uninstall, then install again",
+        )
+    });
+    let p = params_from(&j, &ctx.facts);
+    let a = j.adapter;
+    let settle = Duration::ZERO;
+    v.push(match verify::scope(ctx, a, &p, settle) {
+        Ok(d) => item("scope", true, d, "none"),
+        Err(e) => item("scope", false, e, "pigsty-dns route uninstall && pigsty-dns route install (re-creates the link and its address)"),
+    });
+    let zone = Zone::parse(&j.zone).ok();
+    let serial = zone.as_ref().map(|z| (ctx.preflight)(p.server, z));
+    match serial {
+        Some(Ok(s)) => {
+            v.push(item(
+                "daemon",
+                true,
+                format!(
+                    "answers {} SOA over UDP and TCP at {} (serial {s})",
+                    j.zone, p.server
+                ),
+                "none",
+            ));
+            let checks = verify::after_apply(ctx, a, &p, s);
+            for c in checks.into_iter().skip(1) {
+                v.push(item(
+                    &format!("lookup: {}", c.check),
+                    c.ok,
+                    c.detail,
+                    if c.ok {
+                        "none"
+                    } else {
+                        "check the scope item; resolvectl flush-caches"
+                    },
+                ));
+            }
+        }
+        Some(Err(e)) => {
+            v.push(item(
+                "daemon",
+                false,
+                format!("not answering at {}: {e}", p.server),
+                format!("start it: pigsty-dns serve --listen {}", p.server),
+            ));
+            v.push(item(
+                "lookup",
+                false,
+                "zone lookups fail while the daemon is down (nothing leaks: the route stays)",
+                "start the daemon",
+            ));
+        }
+        None => v.push(item(
+            "daemon",
+            false,
+            format!("journal zone {:?} is not a valid zone", j.zone),
+            "pigsty-dns route uninstall",
+        )),
+    }
+    v
+}
+
+#[derive(Serialize)]
+struct StatusReport {
+    format: u32,
+    ok: bool,
+    /// Whether anything of a route is in place (a journal, or files with the ownership marker): what
+    /// `service uninstall` asks before it stops the daemon.
+    installed: bool,
+    adapter: Option<AdapterName>,
+    items: Vec<Item>,
+}
+
+pub fn status(ctx: &mut Ctx<'_>) -> Result<Report, AppError> {
+    let items = status_items(ctx);
+    let ok = items.iter().all(|i| i.ok);
+    let mut text = String::new();
+    for i in &items {
+        text.push_str(&format!(
+            "{} {}: {}\n",
+            if i.ok { "ok  " } else { "FAIL" },
+            i.item,
+            i.verdict
+        ));
+        if !i.ok {
+            text.push_str(&format!("     next: {}\n", i.next));
+        }
+    }
+    // An unreadable journal counts as installed: never let a teardown assume the route is gone.
+    let (installed, adapter) = match journal::read(&ctx.journal_dir) {
+        Ok(Some(j)) => (true, Some(j.adapter)),
+        Ok(None) => (!orphans(&ctx.root).is_empty(), None),
+        Err(_) => (true, None),
+    };
+    let json = StatusReport {
+        format: FORMAT,
+        ok,
+        installed,
+        adapter,
+        items,
+    };
+    Ok(Report::new(text, &json))
+}

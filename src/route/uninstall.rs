@@ -1,0 +1,253 @@
+//! `route uninstall`: remove only what the journal lists and still matches its sha256 (without a
+//! journal: the files found by their ownership marker whose body is intact), run the adapter's undo
+//! steps, and check the route is gone; the journal goes last, only when nothing was left behind.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::adapter::{AdapterName, Params, Step, flush_steps, render};
+use super::context::{Ctx, needs_root};
+use super::files;
+use super::installed::{orphans, params_from, params_from_markers};
+use super::journal::{self, Journal};
+use super::verify::{self, Check};
+use crate::digest::sha256_hex;
+use crate::error::{AppError, Class};
+use crate::output::{FORMAT, Report};
+use crate::sys::fs as sys_fs;
+
+/// What uninstall works from.
+struct UndoSet {
+    /// Each file with its expected sha256, or None for "intact by its own marker digest".
+    targets: Vec<(PathBuf, Option<String>)>,
+    adapter: Option<AdapterName>,
+    params: Option<Params>,
+    pre_undo: Vec<Step>,
+    undo: Vec<Step>,
+    /// Directories the install created, outermost first.
+    dirs: Vec<String>,
+}
+
+impl UndoSet {
+    fn from_journal(j: &Journal, ctx: &Ctx<'_>) -> UndoSet {
+        UndoSet {
+            targets: j
+                .files
+                .iter()
+                .map(|f| (PathBuf::from(&f.path), Some(f.sha256.clone())))
+                .collect(),
+            adapter: Some(j.adapter),
+            params: Some(params_from(j, &ctx.facts)),
+            pre_undo: j.pre_undo.clone(),
+            undo: j.undo.clone(),
+            dirs: j.created_dirs.clone(),
+        }
+    }
+
+    /// No journal: the marked files, and the undo steps their adapter would render for them.
+    fn from_markers(ctx: &Ctx<'_>) -> UndoSet {
+        let found = orphans(&ctx.root);
+        let adapter = found
+            .first()
+            .and_then(|(_, o)| AdapterName::parse(&o.adapter));
+        let (pre_undo, undo, params) = match adapter {
+            Some(a) => {
+                let p = params_from_markers(&found, &ctx.facts);
+                let r = render(a, &p);
+                (r.pre_undo, r.undo, Some(p))
+            }
+            None => (vec![], vec![], None),
+        };
+        UndoSet {
+            targets: found
+                .into_iter()
+                .filter(|(_, o)| o.intact)
+                .map(|(p, _)| (p, None))
+                .collect(),
+            adapter,
+            params,
+            pre_undo,
+            undo,
+            dirs: vec![],
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct UninstallReport {
+    format: u32,
+    result: &'static str,
+    removed: Vec<String>,
+    left_alone: Vec<String>,
+    checks: Vec<Check>,
+}
+
+impl UninstallReport {
+    fn report(self, text: String) -> Report {
+        Report::new(text, &self)
+    }
+}
+
+/// `--dry-run --json`: the same plan as the text.
+#[derive(Serialize)]
+struct UninstallPlan<'a> {
+    format: u32,
+    result: &'static str,
+    from_journal: bool,
+    remove: Vec<PlannedRemoval<'a>>,
+    run: Vec<&'a Step>,
+}
+
+#[derive(Serialize)]
+struct PlannedRemoval<'a> {
+    path: String,
+    /// None: removed if its body still matches its own marker digest.
+    sha256: Option<&'a str>,
+}
+
+pub fn uninstall(ctx: &mut Ctx<'_>, dry_run: bool, yes: bool) -> Result<Report, AppError> {
+    let j = journal::read(&ctx.journal_dir).map_err(|e| {
+        AppError::new(
+            Class::Integrity,
+            e,
+            "inspect the journal; remove it to fall back to marker search",
+        )
+    })?;
+    let set = match &j {
+        Some(j) => UndoSet::from_journal(j, ctx),
+        None => UndoSet::from_markers(ctx),
+    };
+    if set.targets.is_empty() && j.is_none() {
+        let text = "nothing to uninstall: no journal and no file of pigsty-dns's at the places it writes\n";
+        return Ok(UninstallReport {
+            format: FORMAT,
+            result: "nothing",
+            removed: vec![],
+            left_alone: vec![],
+            checks: vec![],
+        }
+        .report(text.into()));
+    }
+    let mut lines = Vec::new();
+    for (p, want) in &set.targets {
+        lines.push(format!(
+            "remove {} (if it still has sha256 {})",
+            p.display(),
+            want.as_deref().unwrap_or("its own marker digest")
+        ));
+    }
+    for s in set.pre_undo.iter().chain(set.undo.iter()) {
+        lines.push(format!("run: {}    # {}", s.argv.join(" "), s.why));
+    }
+    let plan_text = format!(
+        "route uninstall plan ({}):\n{}\n",
+        if j.is_some() {
+            "from the journal"
+        } else {
+            "no journal: files found by their ownership marker"
+        },
+        lines.join("\n")
+    );
+    if dry_run {
+        let plan = UninstallPlan {
+            format: FORMAT,
+            result: "plan",
+            from_journal: j.is_some(),
+            remove: set
+                .targets
+                .iter()
+                .map(|(p, want)| PlannedRemoval {
+                    path: p.display().to_string(),
+                    sha256: want.as_deref(),
+                })
+                .collect(),
+            run: set.pre_undo.iter().chain(set.undo.iter()).collect(),
+        };
+        return Ok(Report::new(plan_text, &plan));
+    }
+    ctx.out.push(plan_text.trim_end().to_string());
+    if !ctx.facts.is_root {
+        return Err(needs_root());
+    }
+    ctx.confirm(yes, "Remove this route?")?;
+    // Undo steps are best effort: a link already gone must not keep its files in place.
+    ctx.run_steps(&set.pre_undo).ok();
+    let mut removed = Vec::new();
+    let mut left = Vec::new();
+    for (p, want) in &set.targets {
+        match std::fs::read(p) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => left.push(format!("{}: cannot read: {e}", p.display())),
+            Ok(bytes) => {
+                let ok = match want {
+                    Some(h) => &sha256_hex(&bytes) == h,
+                    None => {
+                        files::owned(&String::from_utf8_lossy(&bytes)).is_some_and(|o| o.intact)
+                    }
+                };
+                if ok {
+                    match sys_fs::remove(p) {
+                        Ok(()) => removed.push(p.display().to_string()),
+                        Err(e) => left.push(e.to_string()),
+                    }
+                } else {
+                    left.push(format!(
+                        "{}: changed since pigsty-dns wrote it; left alone",
+                        p.display()
+                    ));
+                }
+            }
+        }
+    }
+    // Only the empty ones go: anything else put there since is not ours to remove.
+    for d in set.dirs.iter().rev() {
+        std::fs::remove_dir(d).ok();
+    }
+    ctx.run_steps(&set.undo).ok();
+    if let Some(a) = set.adapter {
+        ctx.run_steps(&flush_steps(a)).ok();
+    }
+    let mut checks = Vec::new();
+    if let (Some(a), Some(p), true) = (set.adapter, &set.params, left.is_empty()) {
+        checks.push(verify::gone(ctx, a, p));
+    }
+    let gone_failed = checks.iter().any(|c| !c.ok);
+    if !left.is_empty() || gone_failed {
+        let mut why = left.clone();
+        why.extend(
+            checks
+                .iter()
+                .filter(|c| !c.ok)
+                .map(|c| format!("{}: {}", c.check, c.detail)),
+        );
+        return Err(AppError::new(
+            Class::Partial,
+            format!(
+                "partial: removed {} file(s); {}",
+                removed.len(),
+                why.join("; ")
+            ),
+            "look at the files named above; the journal stays until they are resolved (run uninstall again after)",
+        ));
+    }
+    if j.is_some() {
+        journal::remove(&ctx.journal_dir)
+            .map_err(|e| AppError::new(Class::Runtime, e, "remove the journal by hand"))?;
+    }
+    let mut s = String::from("uninstalled: the route is gone\n");
+    for r in &removed {
+        s.push_str(&format!("  removed {r}\n"));
+    }
+    for c in &checks {
+        s.push_str(&format!("  ok  {}: {}\n", c.check, c.detail));
+    }
+    Ok(UninstallReport {
+        format: FORMAT,
+        result: "uninstalled",
+        removed,
+        left_alone: left,
+        checks,
+    }
+    .report(s))
+}
