@@ -241,7 +241,7 @@ fn run(cli: &Cli) -> Result<String, AppError> {
         } => commands::rollback(*serial, state.state_dir.as_deref(), *dry_run, cli.json)
             .map(|(text, _)| text),
         Command::Route { cmd } => pigsty_dns::route::run(cmd, cli.json),
-        Command::Service(cmd) => pigsty_dns::service::run(cmd, cli.json),
+        Command::Service(cmd) => pigsty_dns::service::run(cmd).map(|r| r.render(cli.json)),
     }
 }
 
