@@ -23,17 +23,3 @@ pub mod store;
 pub mod sys;
 pub mod transport;
 pub mod yaml;
-
-/// Transitional: the installers' old path to the status command and file (removed at the merge).
-#[doc(hidden)]
-pub mod status {
-    pub use crate::status_file::{read, running};
-    pub fn command(
-        dir: &std::path::Path,
-        server: Option<std::net::SocketAddr>,
-        zone: &crate::name::Zone,
-        json: bool,
-    ) -> Result<String, crate::error::AppError> {
-        crate::commands::status::run(dir, server, zone).map(|r| r.render(json))
-    }
-}

@@ -228,7 +228,7 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             state,
         } => commands::rollback::run(*serial, state.state_dir.as_deref(), *dry_run),
         Command::Route { cmd } => pigsty_dns::route::run(cmd),
-        Command::Service(cmd) => pigsty_dns::service::run(cmd, cli.json).map(Report::same),
+        Command::Service(cmd) => pigsty_dns::service::run(cmd),
     }
 }
 

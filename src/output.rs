@@ -33,12 +33,25 @@ impl Report {
         }
     }
 
+    /// Text only; `--json` gets `{}`.
+    pub fn text(text: impl Into<String>) -> Report {
+        Report::new(text, serde_json::json!({}))
+    }
+
     /// One output for both modes (`export` prints its format whatever `--json` says; `serve` nothing).
     pub fn same(text: impl Into<String>) -> Report {
         Report {
             text: text.into(),
             json: None,
         }
+    }
+
+    /// The JSON form as a value, to embed in another report (the text as a string when there is none).
+    pub fn json_value(&self) -> serde_json::Value {
+        self.json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+            .unwrap_or_else(|| serde_json::Value::String(self.text.clone()))
     }
 
     /// Adds (or replaces) top-level JSON fields. The object is re-rendered as a sorted map.

@@ -12,9 +12,3 @@ pub mod status;
 
 pub use export::ExportFormat;
 pub use load::LoadOptions;
-
-// Transitional names for the installers until they move to `output`/`error` (removed at the merge).
-#[doc(hidden)]
-pub use crate::error::zone_arg as parse_zone;
-#[doc(hidden)]
-pub use crate::output::{FORMAT as JSON_FORMAT, to_json};

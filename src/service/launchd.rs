@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::plan::Step;
-use super::runner::Runner;
+use super::steps::Action;
+use crate::sys::Runner;
 
 pub const LABEL: &str = "io.pigsty.dns";
 
@@ -25,23 +25,32 @@ pub fn target(uid: u32) -> String {
     format!("gui/{uid}/{LABEL}")
 }
 
-fn run(args: &[&str], may_fail: bool) -> Step {
+fn run(args: &[&str], may_fail: bool) -> Action {
     let mut argv = vec!["launchctl".to_string()];
     argv.extend(args.iter().map(|a| a.to_string()));
-    Step::Run { argv, may_fail }
+    Action::Run { argv, may_fail }
+}
+
+fn print_argv(uid: u32) -> Vec<String> {
+    vec!["launchctl".to_string(), "print".to_string(), target(uid)]
 }
 
 /// Whether the agent is loaded now (`launchctl print` succeeds).
 pub fn loaded(runner: &mut dyn Runner, uid: u32) -> bool {
-    runner
-        .run(&["launchctl".to_string(), "print".to_string(), target(uid)])
-        .is_ok_and(|o| o.ok())
+    runner.run(&print_argv(uid)).ok()
+}
+
+/// The loaded agent's state; `None` when it is not loaded (or launchctl cannot tell).
+pub fn agent_state(runner: &mut dyn Runner, uid: u32) -> Option<AgentState> {
+    Some(runner.run(&print_argv(uid)))
+        .filter(|o| o.ok())
+        .map(|o| parse_print(&o.stdout))
 }
 
 /// A loaded agent is booted out first: bootstrap refuses a label that is already loaded, and this is
 /// also how an upgrade restarts it. `enable` clears a disabled override left by an earlier uninstall.
-pub fn install_steps(uid: u32, path: &Path, content: String, is_loaded: bool) -> Vec<Step> {
-    let mut steps = vec![Step::Write {
+pub fn install_steps(uid: u32, path: &Path, content: String, is_loaded: bool) -> Vec<Action> {
+    let mut steps = vec![Action::Write {
         path: path.to_path_buf(),
         content,
         mode: 0o644,
@@ -55,23 +64,30 @@ pub fn install_steps(uid: u32, path: &Path, content: String, is_loaded: bool) ->
     steps
 }
 
-pub fn uninstall_steps(uid: u32, path: &Path, is_loaded: bool) -> Vec<Step> {
+pub fn uninstall_steps(uid: u32, path: &Path, is_loaded: bool) -> Vec<Action> {
     let mut steps = Vec::new();
     if is_loaded {
         steps.push(run(&["bootout", &target(uid)], false));
     }
-    steps.push(Step::Remove {
+    steps.push(Action::Remove {
         path: path.to_path_buf(),
     });
     steps
 }
 
+/// What `launchctl print` says of the agent, in launchd's own words (passed through to the report).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct AgentState {
     pub state: String,
     pub pid: u32,
     pub runs: u32,
     pub last_exit: String,
+}
+
+impl AgentState {
+    pub fn is_running(&self) -> bool {
+        self.state == "running"
+    }
 }
 
 /// The top-level `key = value` lines of `launchctl print gui/<uid>/<label>` (nested blocks skipped).

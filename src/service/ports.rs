@@ -1,33 +1,17 @@
-//! Which listen addresses a service can use. 5353 is the mDNS port: on macOS mDNSResponder holds UDP
-//! *:5353 and a LaunchAgent cannot bind beside it; on Linux a server that starts before Avahi or
-//! resolved's mDNS locks them out, and one that starts after them crash-loops. Detection is read-only.
+//! Which listen addresses a service can use. The mDNS port is the default one, and the trap: on macOS
+//! mDNSResponder holds it (UDP, all addresses) and a LaunchAgent cannot bind beside it; on Linux a
+//! server that starts before Avahi or resolved's mDNS locks them out, and one that starts after them
+//! crash-loops. Detection is read-only.
 
 use std::net::SocketAddr;
 use std::path::Path;
 
-use super::runner::Runner;
+use crate::defaults::{LISTEN, MDNS_PORT, SUGGESTED_PORT};
 use crate::error::{AppError, Class};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Os {
-    Linux,
-    Macos,
-}
-
-impl Os {
-    pub fn this() -> Os {
-        if cfg!(target_os = "macos") {
-            Os::Macos
-        } else {
-            Os::Linux
-        }
-    }
-}
-
-const MDNS: u16 = 5353;
+use crate::sys::{Os, Runner};
 
 fn suggest(addr: &SocketAddr) -> SocketAddr {
-    SocketAddr::new(addr.ip(), 5354)
+    SocketAddr::new(addr.ip(), SUGGESTED_PORT)
 }
 
 /// Refuses what can never work as a service; `mdns` lists the mDNS stacks found (Linux).
@@ -36,7 +20,7 @@ pub fn check_listen(os: Os, listen: &[SocketAddr], mdns: &[String]) -> Result<()
         return Err(AppError::new(
             Class::Usage,
             "no listen address",
-            "give --listen 127.0.0.1:5354",
+            format!("give --listen {}", suggest(&LISTEN)),
         ));
     }
     for a in listen {
@@ -48,7 +32,10 @@ pub fn check_listen(os: Os, listen: &[SocketAddr], mdns: &[String]) -> Result<()
             return Err(AppError::new(
                 Class::Usage,
                 format!("{a} is not a loopback address; the server is for this machine only"),
-                format!("give --listen 127.0.0.1:{}", a.port().max(1)),
+                format!(
+                    "give --listen {}",
+                    SocketAddr::new(LISTEN.ip(), a.port().max(1))
+                ),
             ));
         }
         let why = match a.port() {
@@ -64,14 +51,14 @@ pub fn check_listen(os: Os, listen: &[SocketAddr], mdns: &[String]) -> Result<()
                 format!("give --listen {}", suggest(a)),
             ));
         }
-        if a.port() != MDNS {
+        if a.port() != MDNS_PORT {
             continue;
         }
         if os == Os::Macos {
             return Err(AppError::new(
                 Class::Capability,
                 format!(
-                    "cannot install a service on {a}: UDP 5353 belongs to mDNSResponder, and a LaunchAgent cannot bind it"
+                    "cannot install a service on {a}: UDP {MDNS_PORT} belongs to mDNSResponder, and a LaunchAgent cannot bind it"
                 ),
                 format!(
                     "give --listen {} (and use that port for the route)",
@@ -83,7 +70,7 @@ pub fn check_listen(os: Os, listen: &[SocketAddr], mdns: &[String]) -> Result<()
             return Err(AppError::new(
                 Class::Conflict,
                 format!(
-                    "cannot install a service on {a}: 5353 is the mDNS port and {} — a server that starts first locks it out, one that starts after it crash-loops",
+                    "cannot install a service on {a}: {MDNS_PORT} is the mDNS port and {} — a server that starts first locks it out, one that starts after it crash-loops",
                     mdns.join("; ")
                 ),
                 format!(
@@ -107,13 +94,10 @@ const ENABLED: &[&str] = &[
 
 fn unit_enabled(runner: &mut dyn Runner, unit: &str) -> bool {
     let argv = ["systemctl", "is-enabled", unit].map(String::from);
-    runner
-        .run(&argv)
-        .map(|o| ENABLED.contains(&o.stdout.trim()))
-        .unwrap_or(false)
+    ENABLED.contains(&runner.run(&argv).stdout.trim())
 }
 
-/// Every mDNS stack that would want UDP 5353 on this Linux host, each as a short phrase. `root`
+/// Every mDNS stack that would want the mDNS port on this Linux host, each as a short phrase. `root`
 /// prefixes every file read (`/` on a real host).
 pub fn detect_mdns(root: &Path, runner: &mut dyn Runner) -> Vec<String> {
     let mut found = Vec::new();
@@ -132,8 +116,8 @@ pub fn detect_mdns(root: &Path, runner: &mut dyn Runner) -> Vec<String> {
     {
         found.push(why);
     }
-    if let Some(who) = udp_bound(root, MDNS) {
-        found.push(format!("UDP port 5353 is already bound ({who})"));
+    if let Some(who) = udp_bound(root, MDNS_PORT) {
+        found.push(format!("UDP port {MDNS_PORT} is already bound ({who})"));
     }
     found
 }
@@ -142,7 +126,8 @@ pub fn detect_mdns(root: &Path, runner: &mut dyn Runner) -> Vec<String> {
 fn resolved_mdns(root: &Path, runner: &mut dyn Runner, running: bool) -> Option<String> {
     if running {
         let argv = ["resolvectl", "status"].map(String::from);
-        if let Ok(o) = runner.run(&argv).filter_ok() {
+        let o = runner.run(&argv);
+        if o.ok() {
             // The first Protocols: line is the Global section's: "+mDNS", "mDNS=resolve" or "-mDNS".
             if let Some(line) = o
                 .stdout
@@ -161,20 +146,6 @@ fn resolved_mdns(root: &Path, runner: &mut dyn Runner, running: bool) -> Option<
             "systemd-resolved is enabled and its MulticastDNS= default could not be read (upstream default: yes)"
                 .into(),
         ),
-    }
-}
-
-trait FilterOk {
-    fn filter_ok(self) -> Self;
-}
-
-impl FilterOk for std::io::Result<super::runner::Output> {
-    fn filter_ok(self) -> Self {
-        match self {
-            Ok(o) if o.ok() => Ok(o),
-            Ok(_) => Err(std::io::Error::other("failed")),
-            e => e,
-        }
     }
 }
 
@@ -270,7 +241,7 @@ fn udp_bound(root: &Path, port: u16) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::runner::fake::FakeRunner;
+    use crate::sys::runner::ScriptedRunner;
     use std::cell::RefCell;
     use std::rc::Rc;
 
@@ -315,8 +286,8 @@ mod tests {
         assert!(check_listen(Os::Linux, &[], &none).is_err());
     }
 
-    fn runner() -> FakeRunner {
-        FakeRunner::new(Rc::new(RefCell::new(Vec::new()))).on(
+    fn runner() -> ScriptedRunner {
+        ScriptedRunner::logging(Rc::new(RefCell::new(Vec::new()))).on(
             "systemctl is-enabled",
             1,
             "disabled\n",
@@ -329,7 +300,7 @@ mod tests {
         let r = root.path();
         assert!(detect_mdns(r, &mut runner()).is_empty());
 
-        let mut avahi = FakeRunner::new(Rc::new(RefCell::new(Vec::new())))
+        let mut avahi = ScriptedRunner::logging(Rc::new(RefCell::new(Vec::new())))
             .on("systemctl is-enabled avahi-daemon.service", 0, "enabled\n")
             .on("systemctl is-enabled", 1, "disabled\n");
         assert_eq!(

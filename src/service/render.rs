@@ -1,12 +1,43 @@
 //! The unit templates in `deploy/` (compiled in, so what is installed is exactly what is documented) and
 //! their rendering: `{{placeholder}}` substitution, with every value quoted for the file it lands in.
 
+use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 pub const SYSTEMD_USER: &str = include_str!("../../deploy/systemd/pigsty-dns.service");
 pub const SYSTEMD_SYSTEM: &str = include_str!("../../deploy/systemd/pigsty-dns-system.service");
 pub const LAUNCHD: &str = include_str!("../../deploy/launchd/io.pigsty.dns.plist");
+
+/// Why a unit cannot be rendered: a value that would change the file's meaning, or a template bug.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenderError {
+    /// A value with a control character (a newline above all) could add lines to a unit.
+    Control {
+        value: String,
+        c: char,
+    },
+    Unclosed,
+    NoValue(String),
+    Unused(&'static str),
+}
+
+impl fmt::Display for RenderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RenderError::Control { value, c } => {
+                write!(f, "{value:?} contains the control character {c:?}")
+            }
+            RenderError::Unclosed => f.write_str("unclosed {{ in template"),
+            RenderError::NoValue(key) => {
+                write!(f, "template placeholder {{{{{key}}}}} has no value")
+            }
+            RenderError::Unused(key) => write!(f, "value {key} is not used by the template"),
+        }
+    }
+}
+
+impl std::error::Error for RenderError {}
 
 /// What every unit runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,43 +69,44 @@ pub fn serve_args(spec: &UnitSpec) -> Vec<String> {
 
 /// Replaces each `{{name}}` in one left-to-right pass (a value is never expanded again). An unknown or
 /// unused placeholder is a bug in the template, reported rather than installed.
-pub fn fill(template: &str, vars: &[(&str, String)]) -> Result<String, String> {
+pub fn fill(template: &str, vars: &[(&'static str, String)]) -> Result<String, RenderError> {
     let mut out = String::with_capacity(template.len() + 256);
     let mut used = vec![false; vars.len()];
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after
-            .find("}}")
-            .ok_or_else(|| "unclosed {{ in template".to_string())?;
+        let end = after.find("}}").ok_or(RenderError::Unclosed)?;
         let key = &after[..end];
         let i = vars
             .iter()
             .position(|(k, _)| *k == key)
-            .ok_or_else(|| format!("template placeholder {{{{{key}}}}} has no value"))?;
+            .ok_or_else(|| RenderError::NoValue(key.to_string()))?;
         used[i] = true;
         out.push_str(&vars[i].1);
         rest = &after[end + 2..];
     }
     out.push_str(rest);
     if let Some(i) = used.iter().position(|u| !u) {
-        return Err(format!("value {} is not used by the template", vars[i].0));
+        return Err(RenderError::Unused(vars[i].0));
     }
     Ok(out)
 }
 
 /// A value with a control character (a newline above all) could add lines to a unit: refused.
-fn check_plain(s: &str) -> Result<(), String> {
+fn check_plain(s: &str) -> Result<(), RenderError> {
     match s.chars().find(|c| c.is_control()) {
-        Some(c) => Err(format!("{s:?} contains the control character {c:?}")),
+        Some(c) => Err(RenderError::Control {
+            value: s.to_string(),
+            c,
+        }),
         None => Ok(()),
     }
 }
 
 /// One word of a systemd command line: bare when it is plainly safe, else double-quoted with `\` and
 /// `"` escaped. `%` (specifiers) and `$` (variable expansion) are doubled in either form.
-pub fn systemd_word(s: &str) -> Result<String, String> {
+pub fn systemd_word(s: &str) -> Result<String, RenderError> {
     check_plain(s)?;
     let safe = !s.is_empty()
         && s.chars()
@@ -97,12 +129,12 @@ pub fn systemd_word(s: &str) -> Result<String, String> {
 }
 
 /// A value for a unit file setting that is not a command line: specifiers doubled, nothing else.
-fn systemd_value(s: &str) -> Result<String, String> {
+fn systemd_value(s: &str) -> Result<String, RenderError> {
     check_plain(s)?;
     Ok(s.replace('%', "%%"))
 }
 
-pub fn xml_text(s: &str) -> Result<String, String> {
+pub fn xml_text(s: &str) -> Result<String, RenderError> {
     check_plain(s)?;
     Ok(s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -111,7 +143,7 @@ pub fn xml_text(s: &str) -> Result<String, String> {
         .replace('\'', "&apos;"))
 }
 
-fn exec_start(spec: &UnitSpec) -> Result<String, String> {
+fn exec_start(spec: &UnitSpec) -> Result<String, RenderError> {
     let mut words = vec![systemd_word(&spec.program.display().to_string())?];
     for a in serve_args(spec) {
         words.push(systemd_word(&a)?);
@@ -130,7 +162,7 @@ fn backoff(systemd_version: u32) -> String {
     }
 }
 
-pub fn systemd_user(spec: &UnitSpec, systemd_version: u32) -> Result<String, String> {
+pub fn systemd_user(spec: &UnitSpec, systemd_version: u32) -> Result<String, RenderError> {
     fill(
         SYSTEMD_USER,
         &[
@@ -147,7 +179,7 @@ pub fn systemd_system(
     user: &str,
     state_directory: &str,
     systemd_version: u32,
-) -> Result<String, String> {
+) -> Result<String, RenderError> {
     fill(
         SYSTEMD_SYSTEM,
         &[
@@ -160,7 +192,7 @@ pub fn systemd_system(
     )
 }
 
-pub fn launchd(spec: &UnitSpec, log_dir: &Path) -> Result<String, String> {
+pub fn launchd(spec: &UnitSpec, log_dir: &Path) -> Result<String, RenderError> {
     let mut args = vec![format!(
         "\t\t<string>{}</string>",
         xml_text(&spec.program.display().to_string())?

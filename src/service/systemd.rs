@@ -2,8 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::plan::Step;
-use super::runner::Runner;
+use super::steps::{Action, CommandFailed};
+use crate::sys::Runner;
+use crate::sys::systemd::SystemdVersion;
 
 pub const UNIT: &str = "pigsty-dns.service";
 
@@ -26,72 +27,65 @@ pub fn ctl(system: bool, args: &[&str]) -> Vec<String> {
     v
 }
 
-/// `systemd 252 (252.38-1~deb12u1)` → 252.
+/// `systemd 252 (252.38-1~deb12u1)` → 252 (the unit templates depend on the major version only).
 pub fn parse_version(stdout: &str) -> Option<u32> {
-    stdout
-        .lines()
-        .next()?
-        .strip_prefix("systemd ")?
-        .split(|c: char| !c.is_ascii_digit())
-        .next()?
-        .parse()
-        .ok()
+    SystemdVersion::parse(stdout).map(|v| v.major)
 }
 
 /// The host's systemd version; 0 when unknown (then nothing version-dependent is rendered).
 pub fn version(runner: &mut dyn Runner) -> u32 {
-    runner
-        .run(&["systemctl".to_string(), "--version".to_string()])
-        .ok()
+    Some(runner.run(&crate::sys::argv(&["systemctl", "--version"])))
         .filter(|o| o.ok())
         .and_then(|o| parse_version(&o.stdout))
         .unwrap_or(0)
 }
 
 /// Write, reload, enable, then restart (not `enable --now`: an upgrade must restart a running daemon).
-pub fn install_steps(system: bool, path: &Path, content: String) -> Vec<Step> {
+pub fn install_steps(system: bool, path: &Path, content: String) -> Vec<Action> {
     vec![
-        Step::Write {
+        Action::Write {
             path: path.to_path_buf(),
             content,
             mode: 0o644,
         },
-        Step::Run {
+        Action::Run {
             argv: ctl(system, &["daemon-reload"]),
             may_fail: false,
         },
-        Step::Run {
+        Action::Run {
             argv: ctl(system, &["enable", UNIT]),
             may_fail: false,
         },
-        Step::Run {
+        Action::Run {
             argv: ctl(system, &["restart", UNIT]),
             may_fail: false,
         },
     ]
 }
 
-pub fn uninstall_steps(system: bool, path: &Path) -> Vec<Step> {
+pub fn uninstall_steps(system: bool, path: &Path) -> Vec<Action> {
     vec![
-        Step::Run {
+        Action::Run {
             argv: ctl(system, &["disable", "--now", UNIT]),
             may_fail: false,
         },
-        Step::Remove {
+        Action::Remove {
             path: path.to_path_buf(),
         },
-        Step::Run {
+        Action::Run {
             argv: ctl(system, &["daemon-reload"]),
             may_fail: false,
         },
         // Forget a failed state so the unit name is clean; nothing to reset is fine.
-        Step::Run {
+        Action::Run {
             argv: ctl(system, &["reset-failed", UNIT]),
             may_fail: true,
         },
     ]
 }
 
+/// What `systemctl show` says of the unit, in systemd's own words (passed through to the report as they
+/// are: systemd has more states than this program needs to tell apart).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct UnitState {
     pub load: String,
@@ -101,6 +95,12 @@ pub struct UnitState {
     pub pid: u32,
     pub restarts: u32,
     pub result: String,
+}
+
+impl UnitState {
+    pub fn is_active(&self) -> bool {
+        self.active == "active"
+    }
 }
 
 pub const SHOW_PROPS: &str =
@@ -127,18 +127,9 @@ pub fn parse_show(text: &str) -> UnitState {
     s
 }
 
-pub fn show(runner: &mut dyn Runner, system: bool) -> Result<UnitState, String> {
+pub fn show(runner: &mut dyn Runner, system: bool) -> Result<UnitState, CommandFailed> {
     let argv = ctl(system, &["show", UNIT, "-p", SHOW_PROPS]);
-    match runner.run(&argv) {
-        Ok(o) if o.ok() => Ok(parse_show(&o.stdout)),
-        Ok(o) => Err(format!(
-            "{} exited {:?}: {}",
-            argv.join(" "),
-            o.code,
-            o.stderr.trim()
-        )),
-        Err(e) => Err(format!("cannot run {}: {e}", argv.join(" "))),
-    }
+    CommandFailed::check(&argv, runner.run(&argv)).map(|o| parse_show(&o.stdout))
 }
 
 #[cfg(test)]

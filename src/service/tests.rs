@@ -3,10 +3,35 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::time::Duration;
 
-use super::runner::fake::FakeRunner;
+use super::host::Host;
+use super::install::check_program;
+use super::route_seam::{RouteSeam, RouteState};
+use super::steps::CommandFailed;
 use super::*;
+use crate::error::{AppError, Class};
+use crate::name::Zone;
+use crate::output::Report;
+use crate::probe::ProbeError;
+use crate::sys::runner::ScriptedRunner;
+use crate::sys::{Os, Output};
+
+/// The commands as the tests call them: rendered as `--json` would (or not).
+fn install(h: &mut Host<'_>, a: &InstallArgs, json: bool) -> Result<String, AppError> {
+    super::install::install(h, a).map(|r| r.render(json))
+}
+
+fn uninstall(h: &mut Host<'_>, a: &UninstallArgs, json: bool) -> Result<String, AppError> {
+    super::uninstall::uninstall(h, a).map(|r| r.render(json))
+}
+
+fn status(h: &mut Host<'_>, a: &StatusArgs, json: bool) -> Result<String, AppError> {
+    super::status::status(h, a).map(|r| r.render(json))
+}
 
 type Log = Rc<RefCell<Vec<String>>>;
 
@@ -29,12 +54,15 @@ impl RouteSeam for FakeRoute {
                 .unwrap_or(RouteState::NotInstalled)
         }
     }
-    fn uninstall(&mut self) -> Result<(), String> {
+    fn uninstall(&mut self) -> Result<(), CommandFailed> {
         self.log.borrow_mut().push("route uninstall".into());
         if self.uninstall_ok {
             Ok(())
         } else {
-            Err("journal drifted".into())
+            Err(CommandFailed {
+                argv: crate::sys::argv(&["pigsty-dns", "route", "uninstall", "--yes"]),
+                output: Output::fail(1, "journal drifted"),
+            })
         }
     }
 }
@@ -45,7 +73,7 @@ struct Fixture {
     sudo_user: Option<String>,
     dir: tempfile::TempDir,
     log: Log,
-    runner: FakeRunner,
+    runner: ScriptedRunner,
     route: FakeRoute,
     /// Probe answers: Err until `probe_ok_after` calls have been made.
     probe_ok_after: usize,
@@ -59,7 +87,7 @@ impl Fixture {
             is_root: false,
             sudo_user: None,
             dir: tempfile::tempdir().unwrap(),
-            runner: FakeRunner::new(log.clone())
+            runner: ScriptedRunner::logging(log.clone())
                 .on("systemctl --version", 0, "systemd 252 (252.38-1~deb12u1)\n")
                 .on("systemctl is-enabled", 1, "disabled\n")
                 .on("launchctl print", 113, ""),
@@ -93,11 +121,11 @@ impl Fixture {
             if calls > ok_after {
                 Ok(7)
             } else {
-                Err("connection refused".to_string())
+                Err(ProbeError::Unreachable("connection refused".to_string()))
             }
         };
         let daemon_status =
-            |d: &Path, _z: &Zone, _j: bool| Ok(format!("daemon status of {}\n", d.display()));
+            |d: &Path, _z: &Zone| Ok(Report::text(format!("daemon status of {}\n", d.display())));
         let (home, root) = (self.home(), self.root());
         let mut host = Host {
             os: self.os,
@@ -239,7 +267,7 @@ fn no_answer_after_start_is_partial_and_bounded() {
 #[test]
 fn a_failing_systemctl_stops_the_install() {
     let mut fx = Fixture::new(Os::Linux);
-    fx.runner = FakeRunner::new(fx.log.clone())
+    fx.runner = ScriptedRunner::logging(fx.log.clone())
         .on("systemctl --user enable", 1, "")
         .on("systemctl is-enabled", 1, "disabled\n");
     let a = fx.install_args("127.0.0.1:5354");
@@ -252,7 +280,7 @@ fn a_failing_systemctl_stops_the_install() {
 #[test]
 fn port_5353_is_refused_where_mdns_runs() {
     let mut fx = Fixture::new(Os::Linux);
-    fx.runner = FakeRunner::new(fx.log.clone())
+    fx.runner = ScriptedRunner::logging(fx.log.clone())
         .on("systemctl is-enabled avahi-daemon.service", 0, "enabled\n")
         .on("systemctl is-enabled", 1, "disabled\n");
     let a = fx.install_args("127.0.0.1:5353");
@@ -303,7 +331,8 @@ fn launchd_install_bootstraps_into_the_gui_domain() {
         ]
     );
     // Loaded already (an upgrade): booted out first, then bootstrapped again.
-    fx.runner = FakeRunner::new(fx.log.clone()).on("launchctl print", 0, "state = running\n");
+    fx.runner =
+        ScriptedRunner::logging(fx.log.clone()).on("launchctl print", 0, "state = running\n");
     fx.log.borrow_mut().clear();
     fx.with(|h| install(h, &a, false)).unwrap();
     assert_eq!(
@@ -517,7 +546,7 @@ fn uninstall_points_at_the_other_variant() {
 #[test]
 fn status_combines_the_unit_and_the_daemon() {
     let mut fx = Fixture::new(Os::Linux);
-    fx.runner = FakeRunner::new(fx.log.clone()).on(
+    fx.runner = ScriptedRunner::logging(fx.log.clone()).on(
         "systemctl --user show",
         0,
         "LoadState=loaded\nActiveState=active\nSubState=running\nUnitFileState=enabled\nMainPID=42\nNRestarts=1\nResult=success\n",
@@ -531,7 +560,7 @@ fn status_combines_the_unit_and_the_daemon() {
         "{out}"
     );
     assert!(out.contains("daemon status of"), "{out}");
-    fx.runner = FakeRunner::new(fx.log.clone()).on(
+    fx.runner = ScriptedRunner::logging(fx.log.clone()).on(
         "systemctl --user show",
         0,
         "LoadState=loaded\nActiveState=failed\nSubState=failed\nMainPID=0\nNRestarts=10\n",
@@ -540,7 +569,7 @@ fn status_combines_the_unit_and_the_daemon() {
     assert!(e.report.unwrap().contains("restarts 10"));
 
     let mut fx = Fixture::new(Os::Macos);
-    fx.runner = FakeRunner::new(fx.log.clone()).on(
+    fx.runner = ScriptedRunner::logging(fx.log.clone()).on(
         "launchctl print",
         0,
         "gui/501/io.pigsty.dns = {\n\tstate = running\n\truns = 2\n\tpid = 9\n}\n",

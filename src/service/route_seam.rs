@@ -2,21 +2,34 @@
 //! needs to know whether a route is installed, remove it, and check it is gone. The real seam runs the
 //! same binary's `route status --json` / `route uninstall --yes`; tests use a fake.
 
+use std::fmt;
 use std::path::PathBuf;
 
-use super::runner::Runner;
+use super::steps::CommandFailed;
+use crate::sys::Runner;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RouteState {
+    /// Installed, and what it is (e.g. `adapter dns-delegate`).
     Installed(String),
     NotInstalled,
     /// The route command answered something we cannot read; nothing is assumed.
     Unknown(String),
 }
 
+impl fmt::Display for RouteState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RouteState::Installed(what) => f.write_str(what),
+            RouteState::NotInstalled => f.write_str("not installed"),
+            RouteState::Unknown(why) => write!(f, "unknown: {why}"),
+        }
+    }
+}
+
 pub trait RouteSeam {
     fn status(&mut self) -> RouteState;
-    fn uninstall(&mut self) -> Result<(), String>;
+    fn uninstall(&mut self) -> Result<(), CommandFailed>;
 }
 
 /// Runs `<exe> route …`. Contract: `route status --json` prints a JSON object with a boolean
@@ -62,28 +75,17 @@ pub fn parse_status(code: Option<i32>, stdout: &str, stderr: &str) -> RouteState
 impl<R: Runner> RouteSeam for ShellRoute<R> {
     fn status(&mut self) -> RouteState {
         let argv = self.argv(&["route", "status", "--json"]);
-        match self.runner.run(&argv) {
-            Ok(o) => parse_status(o.code, &o.stdout, &o.stderr),
-            Err(e) => RouteState::Unknown(format!("cannot run {}: {e}", argv.join(" "))),
+        let o = self.runner.run(&argv);
+        // No exit code and nothing printed: it never ran (or hung and was killed).
+        if o.code.is_none() && o.stdout.trim().is_empty() {
+            return RouteState::Unknown(CommandFailed { argv, output: o }.to_string());
         }
+        parse_status(o.code, &o.stdout, &o.stderr)
     }
 
-    fn uninstall(&mut self) -> Result<(), String> {
+    fn uninstall(&mut self) -> Result<(), CommandFailed> {
         let argv = self.argv(&["route", "uninstall", "--yes"]);
-        let o = self
-            .runner
-            .run(&argv)
-            .map_err(|e| format!("cannot run {}: {e}", argv.join(" ")))?;
-        if o.ok() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{} exited {}: {}",
-                argv.join(" "),
-                o.code.map_or("by a signal".into(), |c| c.to_string()),
-                o.stderr.trim()
-            ))
-        }
+        CommandFailed::check(&argv, self.runner.run(&argv)).map(drop)
     }
 }
 

@@ -1,0 +1,119 @@
+//! `service status`: the unit's state as its manager reports it, and the daemon's own status; healthy
+//! only when both are.
+
+use serde_json::{Value, json};
+
+use super::cli::StatusArgs;
+use super::host::{Host, Manager, state_dir};
+use super::{launchd, systemd};
+use crate::error::{AppError, Class, zone_arg};
+use crate::output::{FORMAT, Report};
+
+/// One line and the JSON of what the service manager says of the unit, and whether it runs.
+struct UnitReport {
+    line: String,
+    json: Value,
+    ok: bool,
+}
+
+pub fn status(host: &mut Host<'_>, a: &StatusArgs) -> Result<Report, AppError> {
+    let c = &a.common;
+    host.check_system_flag(c)?;
+    let zone = zone_arg(&c.zone)?;
+    let dir = state_dir(c)?.path;
+    let path = host.unit_file(c.system).path;
+    let unit = match host.manager() {
+        Manager::Systemd => systemd_unit(host, c.system),
+        Manager::Launchd => launchd_agent(host),
+    };
+    // Unhealthy, the daemon's status is text for the error's report (JSON output is the error alone).
+    let daemon = (host.daemon_status)(&dir, &zone)
+        .map_err(|e| e.report.unwrap_or_else(|| format!("{}\n", e.message)));
+    let installed = path.exists();
+    let text = format!(
+        "{}unit file {}{}\n{}",
+        unit.line,
+        path.display(),
+        if installed { "" } else { " (missing)" },
+        match &daemon {
+            Ok(r) => &r.text,
+            Err(text) => text,
+        }
+    );
+    if let (true, Ok(d)) = (unit.ok, &daemon) {
+        let json = json!({
+            "format": FORMAT,
+            "unit_file": path.display().to_string(),
+            "installed": installed,
+            "unit": unit.json,
+            "daemon": d.json_value(),
+        });
+        return Ok(Report::new(text, json));
+    }
+    let mut e = AppError::new(
+        Class::Runtime,
+        if unit.ok {
+            "the service runs, but the daemon does not answer as it should"
+        } else {
+            "the service is not running"
+        },
+        host.logs_hint(),
+    );
+    e.report = Some(text);
+    Err(e)
+}
+
+fn systemd_unit(host: &mut Host<'_>, system: bool) -> UnitReport {
+    match systemd::show(host.runner, system) {
+        Ok(s) => UnitReport {
+            line: format!(
+                "unit {} ({}): {}, {} ({}), pid {}, restarts {}, {}\n",
+                systemd::UNIT,
+                if system { "system" } else { "user" },
+                s.load,
+                s.active,
+                s.sub,
+                s.pid,
+                s.restarts,
+                if s.enabled.is_empty() {
+                    "not installed"
+                } else {
+                    &s.enabled
+                }
+            ),
+            ok: s.is_active(),
+            json: json!(s),
+        },
+        Err(e) => UnitReport {
+            line: format!("unit {}: {e}\n", systemd::UNIT),
+            json: json!({"error": e.to_string()}),
+            ok: false,
+        },
+    }
+}
+
+fn launchd_agent(host: &mut Host<'_>) -> UnitReport {
+    let target = launchd::target(host.uid);
+    match launchd::agent_state(host.runner, host.uid) {
+        Some(s) => UnitReport {
+            line: format!(
+                "agent {target}: {}, pid {}, restarts {}, last exit {}\n",
+                s.state,
+                s.pid,
+                s.runs.saturating_sub(1),
+                if s.last_exit.is_empty() {
+                    "-"
+                } else {
+                    &s.last_exit
+                }
+            ),
+            ok: s.is_running(),
+            json: json!(s),
+        },
+        None => UnitReport {
+            line: format!("agent {target}: not loaded\n"),
+            json: json!({"state": "not loaded"}),
+            ok: false,
+        },
+    }
+}

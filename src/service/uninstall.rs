@@ -1,0 +1,177 @@
+//! `service uninstall`, in the safe order: the resolver route first (and checked gone), so no lookup is
+//! ever sent to a stopped server; then the unit; the records only with `--purge`.
+
+use std::path::{Path, PathBuf};
+
+use super::cli::UninstallArgs;
+use super::execute::execute;
+use super::host::{Host, Manager, state_dir};
+use super::route_seam::RouteState;
+use super::steps::{self, Action};
+use super::{launchd, systemd};
+use crate::error::{AppError, Class};
+use crate::output::Report;
+
+const COMMAND: &str = "service uninstall";
+
+pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Report, AppError> {
+    let c = &a.common;
+    host.check_system_flag(c)?;
+    let dir = state_dir(c)?.path;
+    let mut steps = Vec::new();
+    let mut notes = Vec::new();
+    match host.route.status() {
+        RouteState::NotInstalled => {}
+        RouteState::Unknown(why) => {
+            return Err(AppError::new(
+                Class::Runtime,
+                format!("cannot tell whether a route to this server is installed: {why}"),
+                "check pigsty-dns route status; remove any route first (pigsty-dns route uninstall), then uninstall the service",
+            ));
+        }
+        RouteState::Installed(what) if !a.with_route => {
+            return Err(AppError::new(
+                Class::Conflict,
+                format!(
+                    "a resolver route to this server is installed ({what}); stopping the server first would send lookups of the zone to a dead server"
+                ),
+                "add --with-route to remove the route first, or run pigsty-dns route uninstall first",
+            ));
+        }
+        // Root is needed for the route, but `systemctl --user` under sudo would talk to root's own
+        // user manager: for a user unit under sudo the two steps are split as well.
+        RouteState::Installed(_)
+            if !a.dry_run && (!host.is_root || (!c.system && host.sudo_user.is_some())) =>
+        {
+            return Err(two_commands(host, a));
+        }
+        RouteState::Installed(_) => {
+            steps.push(Action::RouteUninstall);
+            steps.push(Action::RouteVerifyGone);
+        }
+    }
+    let unit = host.unit_file(c.system);
+    let present = unit.path.exists() || unit.loaded;
+    if present {
+        steps.extend(match host.manager() {
+            Manager::Systemd => systemd::uninstall_steps(c.system, &unit.path),
+            Manager::Launchd => launchd::uninstall_steps(host.uid, &unit.path, unit.loaded),
+        });
+    } else {
+        notes.push(format!(
+            "no unit at {}: nothing to stop",
+            unit.path.display()
+        ));
+        let other = systemd::unit_path(!c.system, &host.config_home, &host.root);
+        if host.manager() == Manager::Systemd && other.exists() {
+            notes.push(format!(
+                "there is a {} unit at {}: {}",
+                if c.system { "user" } else { "system" },
+                other.display(),
+                if c.system {
+                    "leave out --system"
+                } else {
+                    "add --system"
+                }
+            ));
+        }
+    }
+    if a.purge {
+        if let Some(p) = purge_target(&dir)? {
+            steps.push(Action::Purge { path: p });
+        }
+    } else if dir.exists() {
+        notes.push(format!(
+            "kept the records in {} (--purge removes them)",
+            dir.display()
+        ));
+    }
+    if a.dry_run {
+        return Ok(steps::dry_run_report(COMMAND, &steps, &notes));
+    }
+    if c.system && !host.is_root && present {
+        return Err(AppError::new(
+            Class::Capability,
+            "removing the system unit needs root",
+            "run it again with sudo",
+        ));
+    }
+    let done = execute(host, &steps)?;
+    Ok(steps::done_report(COMMAND, done, &steps, &notes))
+}
+
+/// The route needs root and the unit must not be stopped as root (or the other way round): nothing is
+/// changed, and the error prints the two commands to run, in order.
+fn two_commands(host: &Host<'_>, a: &UninstallArgs) -> AppError {
+    let c = &a.common;
+    let exe = shell_word(&host.exe.display().to_string());
+    let mut again = vec![exe.clone(), "service".into(), "uninstall".into()];
+    if c.system {
+        again.push("--system".into());
+    }
+    if let Some(d) = &c.state_dir {
+        again.push("--state-dir".into());
+        again.push(shell_word(&d.display().to_string()));
+    }
+    if a.purge {
+        again.push("--purge".into());
+    }
+    let first = format!("sudo {exe} route uninstall --yes");
+    let second = if c.system {
+        format!("sudo {}", again.join(" "))
+    } else {
+        again.join(" ")
+    };
+    let mut e = AppError::new(
+        Class::Capability,
+        if host.is_root {
+            "the route needs root but the user unit belongs to the user who ran sudo; nothing was changed"
+        } else {
+            "removing the resolver route needs root; nothing was changed"
+        },
+        format!("run these two commands, in this order: {first}  then: {second}"),
+    );
+    e.report = Some(format!(
+        "the route must go before the server stops; run, in this order:\n  1. {first}\n  2. {second}\n"
+    ));
+    e
+}
+
+/// Only a directory that looks like a pigsty-dns state dir is ever purged.
+fn purge_target(dir: &Path) -> Result<Option<PathBuf>, AppError> {
+    let Ok(m) = std::fs::symlink_metadata(dir) else {
+        return Ok(None);
+    };
+    let ours = m.is_dir()
+        && [
+            "generations",
+            crate::status_file::FILE,
+            "serve.lock",
+            "writer.lock",
+        ]
+        .iter()
+        .any(|n| dir.join(n).exists());
+    if !ours || dir.parent().is_none() {
+        return Err(AppError::new(
+            Class::Conflict,
+            format!(
+                "{} does not look like a pigsty-dns state directory; not purging it",
+                dir.display()
+            ),
+            "check --state-dir; remove it by hand if it really is one",
+        ));
+    }
+    Ok(Some(dir.to_path_buf()))
+}
+
+/// One word for a POSIX shell: bare when plainly safe, else single-quoted.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._:,@+=-".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
