@@ -16,6 +16,10 @@ pub const DEFAULT_TTL: u32 = 30;
 pub const DEFAULT_NEGATIVE_TTL: u32 = 5;
 /// TTLs are capped at one day: a sandbox name should never be cached for longer.
 pub const MAX_TTL: u32 = 86_400;
+/// JSON strings (keys included) in one generation file. 100,000 names with their sources need well
+/// under a million; the bound is checked on the raw bytes before anything is parsed, so a crafted file
+/// of millions of tiny strings is refused without allocating for them.
+pub const MAX_STRINGS: usize = 3_000_000;
 
 /// The SOA and NS settings sealed into a generation (RFC 1035 §3.3.13).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,13 +160,21 @@ impl Generation {
     }
 
     pub fn self_digest(&self) -> String {
-        // serde_json cannot fail on these plain types; an empty body would fail every later check anyway.
-        sha256_hex(&serde_json::to_vec(self).unwrap_or_default())
+        // Streamed into the hash: no second copy of a large generation in memory. serde_json cannot
+        // fail on these plain types; a failed write would fail every later check anyway.
+        let mut h = HashWriter(Sha256::new());
+        let _ = serde_json::to_writer(&mut h, self);
+        let mut s = String::with_capacity(64);
+        for b in h.0.finalize() {
+            s.push_str(&format!("{b:02x}"));
+        }
+        s
     }
 
     /// Parses and fully checks a generation file: format, exact canonical bytes, self-digest, record
     /// digest, and every record against the same rules `load` applies. Returns why when it does not check out.
     pub fn decode(bytes: &[u8]) -> Result<Generation, String> {
+        count_strings(bytes)?;
         let sealed: Sealed =
             serde_json::from_slice(bytes).map_err(|e| format!("is not a generation file ({e})"))?;
         let g = sealed.generation;
@@ -175,17 +187,17 @@ impl Generation {
         if g.self_digest() != sealed.self_digest {
             return Err("fails its self-digest (the file was changed after it was sealed)".into());
         }
-        if encode_sealed(&Sealed {
-            generation: g.clone(),
+        let sealed = Sealed {
+            generation: g,
             self_digest: sealed.self_digest,
-        }) != bytes
-        {
+        };
+        if !is_canonical(&sealed, bytes) {
             return Err(
                 "is not in canonical form (the file was changed after it was sealed)".into(),
             );
         }
-        g.check()?;
-        Ok(g)
+        sealed.generation.check()?;
+        Ok(sealed.generation)
     }
 
     /// Re-validates the contents, so a file that was crafted with a matching digest still cannot serve
@@ -226,6 +238,75 @@ impl Generation {
         }
         Ok(())
     }
+}
+
+/// Refuses bytes holding more than [`MAX_STRINGS`] JSON strings, in one pass without allocating.
+pub fn count_strings(bytes: &[u8]) -> Result<(), String> {
+    let (mut n, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+            n += 1;
+            if n > MAX_STRINGS {
+                return Err(format!(
+                    "holds more than {MAX_STRINGS} strings, the generation limit"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// sha256 as an `io::Write` sink.
+struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Compares what is written with `expected`, byte by byte, without keeping a copy.
+struct CompareWriter<'a> {
+    expected: &'a [u8],
+    at: usize,
+    same: bool,
+}
+
+impl std::io::Write for CompareWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let end = self.at + buf.len();
+        self.same = self.same && self.expected.get(self.at..end) == Some(buf);
+        self.at = end;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Whether `bytes` are exactly the canonical encoding of `sealed` (pretty JSON and a final newline).
+fn is_canonical(sealed: &Sealed, bytes: &[u8]) -> bool {
+    let mut w = CompareWriter {
+        expected: bytes,
+        at: 0,
+        same: true,
+    };
+    serde_json::to_writer_pretty(&mut w, sealed).is_ok()
+        && w.same
+        && bytes.get(w.at..) == Some(b"\n".as_slice())
 }
 
 fn encode_sealed(sealed: &Sealed) -> Vec<u8> {

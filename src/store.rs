@@ -16,8 +16,9 @@ use crate::sys::user::euid;
 
 /// Generations kept after a store; older ones are pruned.
 pub const KEEP: usize = 50;
-/// A generation file larger than this is never read (100,000 names take about 25 MB).
-pub const MAX_GENERATION_BYTES: u64 = 128 * 1024 * 1024;
+/// A generation file larger than this is never read (100,000 names take about 17 MB). `load` refuses
+/// to store one that would be larger, so the server never refuses what `load` stored.
+pub const MAX_GENERATION_BYTES: u64 = 64 * 1024 * 1024;
 const GENERATIONS: &str = "generations";
 const WRITER_LOCK: &str = "writer.lock";
 const SERVER_LOCK: &str = "serve.lock";
@@ -336,7 +337,22 @@ impl StateDir {
         let final_path = self
             .generations_dir()
             .join(file_name(g.serial, &g.self_digest()));
-        write_new(&final_path, &g.encode(), 0o600).map_err(|e| {
+        let bytes = g.encode();
+        let over = if bytes.len() as u64 > MAX_GENERATION_BYTES {
+            Some(format!(
+                "is {} bytes, above the {MAX_GENERATION_BYTES}-byte limit",
+                bytes.len()
+            ))
+        } else {
+            crate::generation::count_strings(&bytes).err()
+        };
+        if let Some(why) = over {
+            return Err(StoreError::Usage {
+                message: format!("the generation of serial {} {why}", g.serial),
+                next: "split the records into fewer names or fewer sources".into(),
+            });
+        }
+        write_new(&final_path, &bytes, 0o600).map_err(|e| {
             let what = if e.action == "sync" {
                 format!("cannot sync {}", e.path.display())
             } else {

@@ -424,3 +424,54 @@ fn load_without_a_running_server_says_so_at_once() {
         r.stderr
     );
 }
+
+/// Peak resident memory (KiB) of a pigsty-dns run, from the kernel's rusage of the child.
+fn peak_kib(args: &[&str]) -> (i32, i64) {
+    use std::os::unix::process::ExitStatusExt;
+    let child = std::process::Command::new(BIN)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; status and usage are valid out-pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let code = std::process::ExitStatus::from_raw(status)
+        .code()
+        .unwrap_or(-1);
+    (code, usage.ru_maxrss)
+}
+
+#[test]
+fn a_generation_of_millions_of_tiny_strings_is_refused_before_it_costs_memory() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let f = write(t.path(), "h.yml", META);
+    assert_eq!(load(&state, &f, &[]).code, 0);
+    // A well-formed generation body whose one record carries 12 M one-letter sources (about 48 MB),
+    // under a generation file name: parsing it naively costs well over a gigabyte.
+    let mut body = String::from(
+        "{\n  \"generation\": {\n    \"format\": 1,\n    \"zone\": \"pigsty.test\",\n    \"serial\": 9,\n    \"created\": \"2026-12-01T00:00:00Z\",\n    \"input\": {\"path\": \"x\", \"sha256\": \"x\"},\n    \"ttl\": 30,\n    \"soa\": {\"mname\": \"localhost.\", \"rname\": \"hostmaster.pigsty.test.\", \"refresh\": 3600, \"retry\": 900, \"expire\": 604800, \"minimum\": 5},\n    \"ns\": [\"localhost.\"],\n    \"records\": [{\"name\": \"a.pigsty.test\", \"address\": \"10.10.10.10\", \"sources\": [",
+    );
+    body.push_str(&"\"a\",".repeat(12_000_000));
+    body.push_str("\"a\"]}],\n    \"not_served\": [],\n    \"skipped_hosts\": [],\n    \"record_digest\": \"x\"\n  },\n  \"self_digest\": \"x\"\n}\n");
+    let bad = state.join("generations/gen-0000000009-0123456789abcdef.json");
+    fs::write(&bad, body).unwrap();
+    fs::set_permissions(&bad, fs::Permissions::from_mode(0o600)).unwrap();
+    let (code, kib) = peak_kib(&["history", "--state-dir", state.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    // The file itself is read (48 MB); everything past that must stay small.
+    assert!(kib < 160 * 1024, "history peaked at {} MiB", kib / 1024);
+    let h = history(&state);
+    let g = &h["generations"][0];
+    assert_eq!(g["serial"], 9);
+    assert_eq!(g["status"], "bad");
+    assert!(
+        g["reason"].as_str().unwrap().contains("strings"),
+        "{}",
+        g["reason"]
+    );
+}
