@@ -426,6 +426,8 @@ fn load_without_a_running_server_says_so_at_once() {
 }
 
 /// Peak resident memory (KiB) of a pigsty-dns run, from the kernel's rusage of the child.
+// The child is reaped by wait4 below, which std cannot see.
+#[allow(clippy::zombie_processes)]
 fn peak_kib(args: &[&str]) -> (i32, i64) {
     use std::os::unix::process::ExitStatusExt;
     let child = std::process::Command::new(BIN)
