@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType};
-use hickory_server::net::client::{Client, ClientHandle};
-use hickory_server::net::runtime::TokioRuntimeProvider;
-use hickory_server::net::tcp::TcpClientStream;
-use hickory_server::net::udp::UdpClientStream;
+use hickory_net::client::{Client, ClientHandle};
+use hickory_net::runtime::TokioRuntimeProvider;
+use hickory_net::tcp::TcpClientStream;
+use hickory_net::udp::UdpClientStream;
 
 use crate::name::Zone;
 use crate::transport::Transport;
