@@ -1,4 +1,30 @@
 //! pigsty-dns: an authoritative DNS server for one private zone on loopback, and the tools around it.
+//!
+//! # Where things live, and which way the data flows
+//!
+//! ```text
+//! host-names.yml ─input─▶ yaml ─▶ inventory ─▶ records (RecordSet) ─▶ generation (sealed, digested)
+//!                ─▶ store (state dir, atomic, never overwritten) ─▶ reload (watch, verify, swap)
+//!                ─▶ zone_view (index + encoded apex) ─▶ server (UDP/TCP loops) ─▶ answer (pure)
+//! ```
+//!
+//! - Input and records: [`input`] reads the file (bounded, regular files only), [`yaml`] is the strict
+//!   streaming YAML reader, [`inventory`] Barn's inventory rules, [`name`] DNS name rules and the zone
+//!   mapping, [`records`] address rules, conflicts and diffs.
+//! - Generations: [`generation`] the sealed on-disk format and its digests, [`store`] the state
+//!   directory (locks, history, pruning), [`zone_view`] the read-only view answered from, [`wire`] the
+//!   DNS wire numbers shared by the view and the answering core.
+//! - Serving: [`daemon`] the `serve` command (lock, bind, status file, signals), [`reload`] the hot swap,
+//!   [`server`] sockets and loops, [`answer`] every answering rule as one pure function, [`sd_notify`]
+//!   the systemd readiness protocol.
+//! - Commands that run and stop: [`commands`] (`check`, `load`, `history`, `rollback`, `export`,
+//!   `status`), each returning an [`output::Report`].
+//! - Installers: [`route`] (OS resolver → daemon) and [`service`] (systemd / launchd). They talk to the
+//!   daemon only over DNS ([`probe`]) and through its status file ([`status_file`]).
+//! - Shared by all: [`defaults`] (listen address, zone, TTLs, limits, environment names), [`output`]
+//!   (the JSON format number, stable JSON, reports), [`error`] (classes and exit codes), [`digest`],
+//!   [`transport`], and [`sys`], the host layer (atomic writes, users, locks, the platform, systemd's
+//!   version, running programs).
 
 pub mod answer;
 pub mod commands;

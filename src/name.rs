@@ -141,7 +141,6 @@ impl fmt::Display for Zone {
     }
 }
 
-pub const DEFAULT_ZONE: &str = "pigsty.test";
 
 /// Where a valid, lowercased input name lands.
 #[derive(Debug, Clone, PartialEq, Eq)]
