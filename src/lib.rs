@@ -22,4 +22,6 @@ pub mod store;
 pub mod sys;
 pub mod transport;
 pub mod watch;
+mod wire;
 pub mod yaml;
+pub mod zone_view;

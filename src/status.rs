@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::commands::{JSON_FORMAT, to_json};
+use crate::defaults::LISTEN_STR as DEFAULT_LISTEN;
 use crate::error::{AppError, Class};
 use crate::name::Zone;
 use crate::probe::{self, ProbeError, SoaAnswer};
-use crate::server::{CountersSnapshot, DEFAULT_LISTEN};
+use crate::status_file::CountersSnapshot;
 use crate::transport::Transport;
 
 /// Version of the status file format.

@@ -22,10 +22,10 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
+use crate::defaults::LISTEN_STR as DEFAULT_LISTEN;
 use crate::error::{AppError, Class};
 use crate::generation::sha256_of;
 use crate::name::{DEFAULT_ZONE, Zone};
-use crate::server::DEFAULT_LISTEN;
 use detect::Facts;
 use journal::{Journal, JournalFile};
 use plan::{AdapterName, LinkKind, Params, Plan, Request, Step, Variant};
