@@ -5,9 +5,9 @@
 //! The query is parsed by a small strict wire walker and the response is written by hand rather than
 //! through hickory-proto's `Message`: the hot path (A hit / NXDOMAIN) then costs no allocation besides the
 //! caller's reusable output buffer, the question is echoed byte for byte (0x20 case kept), a FORMERR can
-//! still carry the question and the OPT when they were readable, and truncation is exact (hickory-proto
-//! 0.26.3 leaves junk bytes after a rolled-back record in truncated replies). Tests decode every response
-//! with hickory-proto, so the encoder is checked against an independent decoder.
+//! still carry the question and the OPT when they were readable, and truncation is exact
+//! (hickory-server 0.26.3 leaves junk bytes after a rolled-back record in truncated UDP replies). Tests
+//! decode every response with hickory-proto, so the encoder is checked against an independent decoder.
 
 mod decide;
 mod edns;
@@ -82,7 +82,10 @@ pub fn answer_into(
     out: &mut Vec<u8>,
 ) -> Option<Summary> {
     out.clear();
-    let parsed = parse::parse(query)?;
+    if !parse::is_query(query) {
+        return None;
+    }
+    let parsed = parse::parse(query);
     let plan = decide::decide(zone, &parsed);
     Some(encode::encode(zone, &parsed, &plan, transport, limits, out))
 }

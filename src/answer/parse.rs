@@ -125,11 +125,14 @@ fn read_name(msg: &[u8], pos: usize, mut sink: Option<&mut Question>) -> Option<
     }
 }
 
-/// Walks the whole message. `None` means drop it: shorter than a header, or a response (QR=1).
-pub(super) fn parse(msg: &[u8]) -> Option<Parsed> {
-    if msg.len() < HEADER_LEN || msg[2] & 0x80 != 0 {
-        return None;
-    }
+/// Whether to answer at all: a message shorter than a header, or a response (QR=1), is dropped.
+pub(super) fn is_query(msg: &[u8]) -> bool {
+    msg.len() >= HEADER_LEN && msg[2] & 0x80 == 0
+}
+
+/// Walks the whole message (which [`is_query`] has accepted). Returns by value into the caller's frame:
+/// with a 530-byte question inside, an `Option` around it would cost two copies per query.
+pub(super) fn parse(msg: &[u8]) -> Parsed {
     let mut parsed = Parsed {
         id: [msg[0], msg[1]],
         flags: [msg[2], msg[3]],
@@ -139,7 +142,7 @@ pub(super) fn parse(msg: &[u8]) -> Option<Parsed> {
         malformed: false,
     };
     parsed.malformed = walk(msg, &mut parsed).is_none();
-    Some(parsed)
+    parsed
 }
 
 /// The sections after the header; `None` at the first thing that cannot be read, with what was read
@@ -149,13 +152,19 @@ fn walk(msg: &[u8], parsed: &mut Parsed) -> Option<()> {
     let mut pos = HEADER_LEN;
 
     for i in 0..parsed.qdcount {
-        let mut q = (i == 0).then(Question::new);
-        let end = read_name(msg, pos, q.as_mut())?;
-        let (qtype, qclass) = (u16_at(msg, end)?, u16_at(msg, end + 2)?);
-        if let Some(mut q) = q {
+        // The first question is decompressed in place; it is kept only once its type and class are read.
+        let sink = (i == 0).then(|| parsed.question.insert(Question::new()));
+        let fixed = read_name(msg, pos, sink)
+            .and_then(|end| Some((end, u16_at(msg, end)?, u16_at(msg, end + 2)?)));
+        let Some((end, qtype, qclass)) = fixed else {
+            if i == 0 {
+                parsed.question = None;
+            }
+            return None;
+        };
+        if let Some(q) = parsed.question.as_mut().filter(|_| i == 0) {
             q.qtype = qtype;
             q.qclass = qclass;
-            parsed.question = Some(q);
         }
         pos = end + 4;
     }
