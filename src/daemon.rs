@@ -151,7 +151,13 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
     );
     let bound = server::bind(&cfg).map_err(bind_error)?;
     let listen = bound.local_addrs();
-    let live = Arc::new(Live::new(o.zone.clone()));
+    let live = Arc::new(Live::new(o.zone.clone()).map_err(|e| {
+        AppError::new(
+            Class::Usage,
+            format!("--zone {} {e}", o.zone),
+            "give a shorter zone",
+        )
+    })?);
     let dir = Arc::new(dir);
     {
         let (live, dir) = (live.clone(), dir.clone());
@@ -194,8 +200,8 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
                 updated: crate::output::rfc3339(SystemTime::now()),
                 listen: listen.clone(),
                 zone: zone.to_string(),
-                serial: view.serial,
-                record_digest: view.record_digest.clone(),
+                serial: view.serial(),
+                record_digest: view.record_digest().map(String::from),
                 records: view.record_count(),
                 generation: info.generation.map(|p| p.display().to_string()),
                 loaded_at: info.loaded_at,

@@ -1,8 +1,5 @@
-//! A sealed generation: the records of one successful `load`, with its canonical encoding, its two digests
-//! and the lookup index the server answers from. A generation is immutable; a change is a new generation.
-
-use std::collections::HashMap;
-use std::net::Ipv4Addr;
+//! A sealed generation: the records of one successful `load`, with its canonical encoding and its two
+//! digests. A generation is immutable; a change is a new generation.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -143,10 +140,6 @@ impl Generation {
             skipped_hosts: set.skipped_hosts.clone(),
             record_digest: digest,
         }
-    }
-
-    pub fn negative_ttl(&self) -> u32 {
-        self.ttl.min(self.soa.minimum)
     }
 
     /// The canonical file bytes: pretty JSON of [`Sealed`] with a final newline. Deterministic because
@@ -315,97 +308,6 @@ fn encode_sealed(sealed: &Sealed) -> Vec<u8> {
     out
 }
 
-/// What a name is in the served zone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Node {
-    /// The name has an A record (the apex may have one too).
-    Address(Ipv4Addr),
-    /// The name exists but holds no A: the apex without one, or an empty non-terminal (RFC 8020).
-    Empty,
-}
-
-/// The read-only view the server answers from: one per generation, or an empty zone (serial 0).
-#[derive(Debug, Clone)]
-pub struct ZoneView {
-    pub zone: Zone,
-    pub serial: u32,
-    pub ttl: u32,
-    pub soa: Soa,
-    pub ns: Vec<String>,
-    pub record_digest: Option<String>,
-    /// Every served name, every empty non-terminal and the apex, lowercase, without the trailing dot.
-    names: HashMap<Box<str>, Node>,
-}
-
-impl ZoneView {
-    /// The zone with no generation yet: apex SOA (serial 0) and NS, NXDOMAIN below it.
-    pub fn empty(zone: Zone) -> ZoneView {
-        let soa = Soa::for_zone(&zone, DEFAULT_NEGATIVE_TTL);
-        let mut names = HashMap::new();
-        names.insert(Box::from(zone.as_str()), Node::Empty);
-        ZoneView {
-            zone,
-            serial: 0,
-            ttl: DEFAULT_TTL,
-            soa,
-            ns: vec!["localhost.".into()],
-            record_digest: None,
-            names,
-        }
-    }
-
-    /// Builds the lookup index of a checked generation, including every empty non-terminal.
-    pub fn from_generation(g: &Generation) -> Result<ZoneView, String> {
-        let zone = Zone::parse(&g.zone).map_err(|e| e.to_string())?;
-        let mut names: HashMap<Box<str>, Node> = HashMap::with_capacity(g.records.len() * 2 + 1);
-        names.insert(Box::from(zone.as_str()), Node::Empty);
-        for r in &g.records {
-            names.insert(Box::from(r.name.as_str()), Node::Address(r.address));
-        }
-        let zone_suffix_len = zone.as_str().len();
-        for r in &g.records {
-            // Walk up from the parent of the name to the apex; stop early once a known node is met.
-            let mut rest = r.name.as_str();
-            while rest.len() > zone_suffix_len {
-                let Some((_, parent)) = rest.split_once('.') else {
-                    break;
-                };
-                if parent.len() < zone_suffix_len {
-                    break;
-                }
-                names.entry(Box::from(parent)).or_insert(Node::Empty);
-                rest = parent;
-            }
-        }
-        Ok(ZoneView {
-            zone,
-            serial: g.serial,
-            ttl: g.ttl,
-            soa: g.soa.clone(),
-            ns: g.ns.clone(),
-            record_digest: Some(g.record_digest.clone()),
-            names,
-        })
-    }
-
-    /// Looks up a lowercase name without the trailing dot. `None` is NXDOMAIN.
-    pub fn lookup(&self, name: &str) -> Option<Node> {
-        self.names.get(name).copied()
-    }
-
-    /// TTL of the SOA in negative answers: min(SOA TTL, SOA MINIMUM) (RFC 2308 §5).
-    pub fn negative_ttl(&self) -> u32 {
-        self.ttl.min(self.soa.minimum)
-    }
-
-    pub fn record_count(&self) -> usize {
-        self.names
-            .values()
-            .filter(|n| matches!(n, Node::Address(_)))
-            .count()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -475,20 +377,5 @@ mod tests {
         let at = bytes.len() - 5;
         bytes[at] ^= 1;
         assert!(Generation::decode(&bytes).is_err());
-    }
-
-    #[test]
-    fn the_index_has_empty_non_terminals_and_the_apex() {
-        let v = ZoneView::from_generation(&sample()).unwrap();
-        assert_eq!(
-            v.lookup("meta.pigsty.test"),
-            Some(Node::Address([10, 10, 10, 10].into()))
-        );
-        assert_eq!(v.lookup("b.pigsty.test"), Some(Node::Empty));
-        assert_eq!(v.lookup("pigsty.test"), Some(Node::Empty));
-        assert_eq!(v.lookup("c.pigsty.test"), None);
-        assert_eq!(v.lookup("test"), None);
-        assert_eq!(v.record_count(), 2);
-        assert_eq!(v.negative_ttl(), 5);
     }
 }

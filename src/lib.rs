@@ -48,4 +48,6 @@ pub mod status_file;
 pub mod store;
 pub mod sys;
 pub mod transport;
+mod wire;
 pub mod yaml;
+pub mod zone_view;

@@ -141,7 +141,6 @@ impl fmt::Display for Zone {
     }
 }
 
-
 /// Where a valid, lowercased input name lands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Placement {

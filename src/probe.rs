@@ -7,12 +7,12 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::str::FromStr;
 use std::time::Duration;
 
-use hickory_proto::op::ResponseCode;
-use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType};
 use hickory_net::client::{Client, ClientHandle};
 use hickory_net::runtime::TokioRuntimeProvider;
 use hickory_net::tcp::TcpClientStream;
 use hickory_net::udp::UdpClientStream;
+use hickory_proto::op::ResponseCode;
+use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType};
 
 use crate::name::Zone;
 use crate::transport::Transport;

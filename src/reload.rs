@@ -12,9 +12,10 @@ use arc_swap::ArcSwap;
 use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
-use crate::generation::{Generation, ZoneView};
+use crate::generation::Generation;
 use crate::name::Zone;
 use crate::store::{self, StateDir};
+use crate::zone_view::{ZoneView, ZoneViewError};
 
 /// Why the newest generation or the followed file is not live.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,17 +59,17 @@ pub enum Refresh {
 }
 
 impl Live {
-    pub fn new(zone: Zone) -> Live {
-        Live {
-            view: Arc::new(ArcSwap::from_pointee(ZoneView::empty(zone.clone()))),
+    pub fn new(zone: Zone) -> Result<Live, ZoneViewError> {
+        Ok(Live {
+            view: Arc::new(ArcSwap::from_pointee(ZoneView::empty(zone.clone())?)),
             zone,
             info: Mutex::new(LiveInfo::default()),
             known_bad: Mutex::new(HashMap::new()),
-        }
+        })
     }
 
     pub fn serial(&self) -> u32 {
-        self.view.load().serial
+        self.view.load().serial()
     }
 
     pub fn info(&self) -> LiveInfo {
@@ -158,7 +159,7 @@ impl Live {
                 g.zone, self.zone
             ));
         }
-        let view = ZoneView::from_generation(&g)?;
+        let view = ZoneView::from_generation(&g).map_err(|e| e.to_string())?;
         Ok((g, view))
     }
 }

@@ -1,0 +1,116 @@
+//! The answering rules as one pure function from the zone view and a parsed query to a [`Plan`]: which
+//! rcode, which flags, and what goes in the answer and authority sections. Nothing here writes bytes.
+
+use std::net::Ipv4Addr;
+
+use hickory_proto::op::ResponseCode;
+
+use super::parse::Parsed;
+use crate::wire::{CLASS_IN, TYPE_A, TYPE_ANY, TYPE_AXFR, TYPE_IXFR, TYPE_NS, TYPE_SOA};
+use crate::zone_view::{Node, ZoneView};
+
+/// The answer section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Section {
+    None,
+    A(Ipv4Addr),
+    Soa,
+    Ns,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Plan {
+    pub rcode: ResponseCode,
+    pub aa: bool,
+    /// NOTIMP: the meaning of RD/CD is unknown for other opcodes, so they are not echoed.
+    pub clear_rd_cd: bool,
+    pub echo_question: bool,
+    pub answer: Section,
+    /// Negative answer: zone SOA in the authority section.
+    pub negative_soa: bool,
+}
+
+impl Plan {
+    pub fn error(rcode: ResponseCode, echo_question: bool) -> Plan {
+        Plan {
+            rcode,
+            aa: false,
+            clear_rd_cd: false,
+            echo_question,
+            answer: Section::None,
+            negative_soa: false,
+        }
+    }
+}
+
+fn in_zone(name: &[u8], zone: &[u8]) -> bool {
+    name == zone
+        || (name.len() > zone.len()
+            && name.ends_with(zone)
+            && name[name.len() - zone.len() - 1] == b'.')
+}
+
+pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
+    let one_question = parsed.qdcount == 1 && parsed.question.is_some();
+    if parsed.malformed {
+        return Plan::error(ResponseCode::FormErr, one_question);
+    }
+    // Like BIND and hickory's Catalog, an unsupported EDNS version is reported before anything else.
+    if parsed.edns.is_some_and(|e| e.version > 0) {
+        return Plan::error(ResponseCode::BADVERS, one_question);
+    }
+    if parsed.opcode() != 0 {
+        return Plan {
+            clear_rd_cd: true,
+            ..Plan::error(ResponseCode::NotImp, one_question)
+        };
+    }
+    let Some(q) = parsed.question.as_ref().filter(|_| parsed.qdcount == 1) else {
+        // RFC 9619: QUERY with QDCOUNT ≠ 1.
+        return Plan::error(ResponseCode::FormErr, false);
+    };
+    if q.qclass != CLASS_IN {
+        return Plan::error(ResponseCode::Refused, true);
+    }
+    let zone_name = zone.zone().as_str().as_bytes();
+    let name = q.lower();
+    if !in_zone(name, zone_name) {
+        return Plan::error(ResponseCode::Refused, true);
+    }
+    if q.qtype == TYPE_AXFR || q.qtype == TYPE_IXFR {
+        return Plan::error(ResponseCode::Refused, true);
+    }
+    let apex = name.len() == zone_name.len();
+    // A name that is not UTF-8 (or holds a dotted label, stored as 0) cannot be a served name.
+    let node = std::str::from_utf8(name).ok().and_then(|n| zone.lookup(n));
+    let found = Plan {
+        rcode: ResponseCode::NoError,
+        aa: true,
+        clear_rd_cd: false,
+        echo_question: true,
+        answer: Section::None,
+        negative_soa: false,
+    };
+    let Some(node) = node else {
+        return Plan {
+            rcode: ResponseCode::NXDomain,
+            negative_soa: true,
+            ..found
+        };
+    };
+    // ANY (RFC 8482): one RRset, never the whole node — the SOA at the apex, else the A if there is one,
+    // else NODATA.
+    let section = match (q.qtype, node) {
+        (TYPE_SOA, _) | (TYPE_ANY, _) if apex => Section::Soa,
+        (TYPE_NS, _) if apex => Section::Ns,
+        (TYPE_A | TYPE_ANY, Node::Address(addr)) => Section::A(addr),
+        _ => Section::None,
+    };
+    match section {
+        Section::None => Plan {
+            negative_soa: true,
+            ..found
+        },
+        s => Plan { answer: s, ..found },
+    }
+}

@@ -1,0 +1,363 @@
+//! The read-only view the server answers from: one per generation, or the empty zone before the first.
+//! It holds the name index and the apex records already in wire form. Like NSD, which builds its SOA,
+//! negative SOA and NS RRsets when a zone loads and never per query, the view encodes them once, when it
+//! is built, and refuses a generation whose apex cannot be encoded; the query path only copies bytes.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::Ipv4Addr;
+
+use crate::defaults;
+use crate::generation::{Generation, Soa};
+use crate::name::Zone;
+use crate::wire::{self, PTR_QNAME, TYPE_A, TYPE_NS, TYPE_SOA};
+
+/// What a name is in the served zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Node {
+    /// The name has an A record (the apex may have one too).
+    Address(Ipv4Addr),
+    /// The name exists but holds no A: the apex without one, or an empty non-terminal (RFC 8020).
+    Empty,
+}
+
+/// Why a view cannot be built. Each reads after "generation N (file) ", like the store's own refusals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ZoneViewError {
+    /// The generation's zone is not a zone name.
+    Zone(String),
+    /// An SOA or NS name that cannot be written on the wire.
+    Name { field: &'static str, name: String },
+    /// More NS records than a message can count.
+    TooManyNs(usize),
+}
+
+impl fmt::Display for ZoneViewError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ZoneViewError::Zone(e) => write!(f, "has an invalid zone: {e}"),
+            ZoneViewError::Name { field, name } => write!(
+                f,
+                "has the {field} {name:?}, which cannot be encoded as a DNS name (an empty label, a label \
+                 over 63 octets or a name over 255)"
+            ),
+            ZoneViewError::TooManyNs(n) => {
+                write!(f, "has {n} NS names; a response can count at most 65535")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ZoneViewError {}
+
+/// The records the answers carry, in wire form, built once per view.
+#[derive(Debug, Clone)]
+struct Encoded {
+    /// An A record up to its address: owner (pointer to the question), type, class, TTL, RDLENGTH 4.
+    a_head: [u8; 12],
+    /// The apex SOA as an answer: owner is the question (which is the apex), TTL the zone's.
+    soa_answer: Box<[u8]>,
+    /// The apex NS RRset as an answer, owners pointing at the question.
+    ns_answer: Box<[u8]>,
+    ns_count: u16,
+    /// The SOA of a negative answer after its owner (a pointer to the apex inside the question, which
+    /// the encoder writes): type, class, the negative TTL, RDLENGTH and rdata.
+    negative_soa: Box<[u8]>,
+}
+
+/// The read-only view the server answers from: one per generation, or an empty zone (serial 0).
+#[derive(Debug, Clone)]
+pub struct ZoneView {
+    zone: Zone,
+    serial: u32,
+    ttl: u32,
+    negative_ttl: u32,
+    record_digest: Option<String>,
+    records: usize,
+    /// Every served name, every empty non-terminal and the apex, lowercase, without the trailing dot.
+    names: HashMap<Box<str>, Node>,
+    encoded: Encoded,
+}
+
+impl ZoneView {
+    /// The zone with no generation yet: apex SOA (serial 0) and NS, NXDOMAIN below it. Fails only for a
+    /// zone so long that its SOA RNAME (`hostmaster.<zone>.`) is over 255 octets.
+    pub fn empty(zone: Zone) -> Result<ZoneView, ZoneViewError> {
+        let soa = Soa::for_zone(&zone, defaults::NEGATIVE_TTL);
+        let mut names = HashMap::new();
+        names.insert(Box::from(zone.as_str()), Node::Empty);
+        let encoded = encode(0, defaults::TTL, &soa, &["localhost.".to_string()])?;
+        Ok(ZoneView {
+            zone,
+            serial: 0,
+            ttl: defaults::TTL,
+            negative_ttl: negative_ttl(defaults::TTL, &soa),
+            record_digest: None,
+            records: 0,
+            names,
+            encoded,
+        })
+    }
+
+    /// Builds the lookup index of a checked generation, including every empty non-terminal, and encodes
+    /// its apex records; refuses a generation whose SOA or NS cannot be encoded.
+    pub fn from_generation(g: &Generation) -> Result<ZoneView, ZoneViewError> {
+        let zone = Zone::parse(&g.zone).map_err(|e| ZoneViewError::Zone(e.to_string()))?;
+        let encoded = encode(g.serial, g.ttl, &g.soa, &g.ns)?;
+        let mut names: HashMap<Box<str>, Node> = HashMap::with_capacity(g.records.len() * 2 + 1);
+        names.insert(Box::from(zone.as_str()), Node::Empty);
+        for r in &g.records {
+            names.insert(Box::from(r.name.as_str()), Node::Address(r.address));
+        }
+        let zone_suffix_len = zone.as_str().len();
+        for r in &g.records {
+            // Walk up from the parent of the name to the apex; stop early once a known node is met.
+            let mut rest = r.name.as_str();
+            while rest.len() > zone_suffix_len {
+                let Some((_, parent)) = rest.split_once('.') else {
+                    break;
+                };
+                if parent.len() < zone_suffix_len {
+                    break;
+                }
+                names.entry(Box::from(parent)).or_insert(Node::Empty);
+                rest = parent;
+            }
+        }
+        let records = names
+            .values()
+            .filter(|n| matches!(n, Node::Address(_)))
+            .count();
+        Ok(ZoneView {
+            zone,
+            serial: g.serial,
+            ttl: g.ttl,
+            negative_ttl: negative_ttl(g.ttl, &g.soa),
+            record_digest: Some(g.record_digest.clone()),
+            records,
+            names,
+            encoded,
+        })
+    }
+
+    pub fn zone(&self) -> &Zone {
+        &self.zone
+    }
+
+    pub fn serial(&self) -> u32 {
+        self.serial
+    }
+
+    /// TTL of every served record and of the SOA and NS.
+    pub fn ttl(&self) -> u32 {
+        self.ttl
+    }
+
+    /// TTL of the SOA in negative answers: min(SOA TTL, SOA MINIMUM) (RFC 2308 §5).
+    pub fn negative_ttl(&self) -> u32 {
+        self.negative_ttl
+    }
+
+    pub fn record_digest(&self) -> Option<&str> {
+        self.record_digest.as_deref()
+    }
+
+    /// Names with an address.
+    pub fn record_count(&self) -> usize {
+        self.records
+    }
+
+    /// Looks up a lowercase name without the trailing dot. `None` is NXDOMAIN.
+    pub fn lookup(&self, name: &str) -> Option<Node> {
+        self.names.get(name).copied()
+    }
+
+    /// An A record up to its 4 address bytes, owned by the question name.
+    pub(crate) fn a_head(&self) -> &[u8; 12] {
+        &self.encoded.a_head
+    }
+
+    /// The apex SOA record, owned by the question name.
+    pub(crate) fn soa_answer(&self) -> &[u8] {
+        &self.encoded.soa_answer
+    }
+
+    /// The apex NS records, owned by the question name, and how many there are.
+    pub(crate) fn ns_answer(&self) -> (&[u8], u16) {
+        (&self.encoded.ns_answer, self.encoded.ns_count)
+    }
+
+    /// The negative-answer SOA without its owner: the caller writes a pointer to the apex first.
+    pub(crate) fn negative_soa_after_owner(&self) -> &[u8] {
+        &self.encoded.negative_soa
+    }
+}
+
+fn negative_ttl(ttl: u32, soa: &Soa) -> u32 {
+    ttl.min(soa.minimum)
+}
+
+fn name_rdata(out: &mut Vec<u8>, field: &'static str, name: &str) -> Result<(), ZoneViewError> {
+    wire::push_name(out, name).ok_or_else(|| ZoneViewError::Name {
+        field,
+        name: name.to_string(),
+    })
+}
+
+fn encode(serial: u32, ttl: u32, soa: &Soa, ns: &[String]) -> Result<Encoded, ZoneViewError> {
+    let mut soa_rdata = Vec::with_capacity(64);
+    name_rdata(&mut soa_rdata, "SOA MNAME", &soa.mname)?;
+    name_rdata(&mut soa_rdata, "SOA RNAME", &soa.rname)?;
+    for v in [serial, soa.refresh, soa.retry, soa.expire, soa.minimum] {
+        wire::push_u32(&mut soa_rdata, v);
+    }
+
+    let mut soa_answer = PTR_QNAME.to_vec();
+    wire::push_rr_after_owner(&mut soa_answer, TYPE_SOA, ttl, &soa_rdata);
+    let mut negative_soa = Vec::with_capacity(10 + soa_rdata.len());
+    wire::push_rr_after_owner(
+        &mut negative_soa,
+        TYPE_SOA,
+        negative_ttl(ttl, soa),
+        &soa_rdata,
+    );
+
+    let ns_count = u16::try_from(ns.len()).map_err(|_| ZoneViewError::TooManyNs(ns.len()))?;
+    let mut ns_answer = Vec::new();
+    let mut rdata = Vec::with_capacity(32);
+    for name in ns {
+        rdata.clear();
+        name_rdata(&mut rdata, "NS name", name)?;
+        ns_answer.extend_from_slice(&PTR_QNAME);
+        wire::push_rr_after_owner(&mut ns_answer, TYPE_NS, ttl, &rdata);
+    }
+
+    // A whole A record with a placeholder address, of which the answers take all but the address.
+    let mut a_record = PTR_QNAME.to_vec();
+    wire::push_rr_after_owner(&mut a_record, TYPE_A, ttl, &[0; 4]);
+    let mut a_head = [0u8; 12];
+    a_head.copy_from_slice(&a_record[..12]);
+
+    Ok(Encoded {
+        a_head,
+        soa_answer: soa_answer.into_boxed_slice(),
+        ns_answer: ns_answer.into_boxed_slice(),
+        ns_count,
+        negative_soa: negative_soa.into_boxed_slice(),
+    })
+}
+
+/// One way for the crate's unit tests to build a generation and its view.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use std::net::Ipv4Addr;
+
+    use super::ZoneView;
+    use crate::generation::{Generation, Input};
+    use crate::name::Zone;
+    use crate::records::{Record, RecordSet};
+
+    pub const TTL: u32 = 30;
+    pub const NEG: u32 = 5;
+
+    /// A generation of `records` in pigsty.test with the given serial and TTLs.
+    pub fn generation(records: &[(&str, [u8; 4])], serial: u32, ttl: u32, neg: u32) -> Generation {
+        let set = RecordSet {
+            zone: Zone::parse("pigsty.test").unwrap(),
+            records: records
+                .iter()
+                .map(|(n, a)| Record {
+                    name: n.to_string(),
+                    address: Ipv4Addr::from(*a),
+                    sources: vec!["test".into()],
+                })
+                .collect(),
+            not_served: vec![],
+            skipped_hosts: vec![],
+        };
+        let input = Input {
+            path: "test".into(),
+            sha256: String::new(),
+        };
+        Generation::seal(&set, ttl, neg, serial, "2026-01-01T00:00:00Z".into(), input)
+    }
+
+    pub fn view_with(records: &[(&str, [u8; 4])], serial: u32) -> ZoneView {
+        ZoneView::from_generation(&generation(records, serial, TTL, NEG)).unwrap()
+    }
+
+    /// meta.pigsty.test and a.b.pigsty.test (so b.pigsty.test is an empty non-terminal), serial 7.
+    pub fn view() -> ZoneView {
+        view_with(
+            &[
+                ("a.b.pigsty.test", [10, 10, 10, 11]),
+                ("meta.pigsty.test", [10, 10, 10, 10]),
+            ],
+            7,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{NEG, TTL, generation, view};
+    use super::*;
+
+    #[test]
+    fn the_index_has_empty_non_terminals_and_the_apex() {
+        let v = view();
+        assert_eq!(
+            v.lookup("meta.pigsty.test"),
+            Some(Node::Address([10, 10, 10, 10].into()))
+        );
+        assert_eq!(v.lookup("b.pigsty.test"), Some(Node::Empty));
+        assert_eq!(v.lookup("pigsty.test"), Some(Node::Empty));
+        assert_eq!(v.lookup("c.pigsty.test"), None);
+        assert_eq!(v.lookup("test"), None);
+        assert_eq!(v.record_count(), 2);
+        assert_eq!(v.negative_ttl(), 5);
+    }
+
+    /// An SOA or NS name that cannot be encoded used to give SERVFAIL at query time (while the A path,
+    /// which does not need the SOA, still answered); now the view refuses such a generation when it is
+    /// built, so the last good one keeps being served.
+    #[test]
+    fn broken_zone_names_are_refused_when_the_view_is_built() {
+        let records = [("meta.pigsty.test", [10, 10, 10, 10])];
+        let mut g = generation(&records, 7, TTL, NEG);
+        g.soa.mname = "a..b".into();
+        let e = ZoneView::from_generation(&g).unwrap_err();
+        assert_eq!(
+            e,
+            ZoneViewError::Name {
+                field: "SOA MNAME",
+                name: "a..b".into()
+            }
+        );
+        assert!(e.to_string().contains("cannot be encoded"), "{e}");
+
+        let mut g = generation(&records, 7, TTL, NEG);
+        g.ns = vec!["x".repeat(64)];
+        assert!(matches!(
+            ZoneView::from_generation(&g),
+            Err(ZoneViewError::Name {
+                field: "NS name",
+                ..
+            })
+        ));
+
+        let long = format!("{}.test", vec!["a".repeat(60); 4].join("."));
+        let zone = Zone::parse(&long).unwrap();
+        let e = ZoneView::empty(zone).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ZoneViewError::Name {
+                    field: "SOA RNAME",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+}
