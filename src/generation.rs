@@ -9,8 +9,6 @@ use crate::records::{NotServed, Record, RecordSet, SkippedHost};
 
 /// Version of the on-disk generation format; a reader refuses any other.
 pub const FORMAT: u32 = 1;
-pub const DEFAULT_TTL: u32 = 30;
-pub const DEFAULT_NEGATIVE_TTL: u32 = 5;
 /// TTLs are capped at one day: a sandbox name should never be cached for longer.
 pub const MAX_TTL: u32 = 86_400;
 /// JSON strings (keys included) in one generation file. 100,000 names with their sources need well

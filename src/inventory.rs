@@ -584,12 +584,11 @@ fn parse_vm_hosts(v: &Yaml, path: &str) -> Result<Vec<VmHost>, InputError> {
 
 /// Canonical dotted-quad IPv4 only; says exactly what is wrong otherwise (the text follows the quoted value).
 pub fn parse_ipv4(raw: &str) -> Result<Ipv4Addr, String> {
-    if let Some((addr, mask)) = raw.split_once('/') {
+    if let Some((addr, _mask)) = raw.split_once('/') {
         let bare = addr
             .parse::<Ipv4Addr>()
             .map(|a| a.to_string())
             .unwrap_or_else(|_| addr.to_string());
-        let _ = mask;
         return Err(format!("is a CIDR; give the bare address {bare}"));
     }
     if raw.parse::<std::net::Ipv6Addr>().is_ok() {
