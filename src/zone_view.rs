@@ -247,9 +247,10 @@ fn encode(serial: u32, ttl: u32, soa: &Soa, ns: &[String]) -> Result<Encoded, Zo
     })
 }
 
-/// One way for the crate's unit tests to build a generation and its view.
-#[cfg(test)]
-pub(crate) mod fixtures {
+/// One way for tests (the crate's and, through the `test-support` feature, the integration tests) to
+/// build a generation and its view.
+#[cfg(any(test, feature = "test-support"))]
+pub mod fixtures {
     use std::net::Ipv4Addr;
 
     use super::ZoneView;

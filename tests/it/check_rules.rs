@@ -1,7 +1,6 @@
 //! Every input rule, each with a positive and a negative case, through `pigsty-dns check` on real files.
 
-mod common;
-use common::*;
+use crate::util::*;
 
 #[test]
 fn samples_are_valid_and_serve_their_names() {

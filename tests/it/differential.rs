@@ -21,7 +21,6 @@
 //! if this test process dies) and is stopped by PID in a Drop guard with bounded waits. Only 127.0.0.1
 //! receives traffic.
 
-mod common;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -89,23 +88,10 @@ impl Proc {
 
 impl Drop for Proc {
     fn drop(&mut self) {
-        if self.exited().is_some() {
-            return;
+        // timeout(1) forwards SIGTERM to the server; the group kill catches anything left.
+        if crate::util::stop(&mut self.child, Duration::from_secs(5), true).is_none() {
+            eprintln!("{} did not stop", self.name);
         }
-        let pid = self.child.id() as libc::pid_t;
-        // SAFETY: kill(2) on the pid of our own child (timeout, which forwards SIGTERM to the server).
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if self.exited().is_some() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        eprintln!("{} did not stop on SIGTERM; SIGKILL", self.name);
-        // SAFETY: kill(2) on the process group we created (the child is its leader).
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-        let _ = self.child.wait();
     }
 }
 
@@ -181,9 +167,7 @@ impl TcpClient {
             self.conn = Some(s);
         }
         let s = self.conn.as_mut().expect("connected");
-        let mut framed = (q.len() as u16).to_be_bytes().to_vec();
-        framed.extend_from_slice(q);
-        s.write_all(&framed)?;
+        s.write_all(&crate::util::frame(q))?;
         let mut len = [0u8; 2];
         s.read_exact(&mut len)?;
         let mut body = vec![0u8; usize::from(u16::from_be_bytes(len))];
@@ -994,10 +978,10 @@ fn start_servers(dir: &Path, records_yaml: &str) -> Servers {
     let state = dir.join("state");
     std::fs::create_dir(&state).unwrap();
     std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-    let records = common::write(dir, "host-names.yml", records_yaml);
+    let records = crate::util::write(dir, "host-names.yml", records_yaml);
     let mut pig = Proc::start(
         "pigsty-dns",
-        Path::new(common::BIN),
+        Path::new(crate::util::BIN),
         &[
             "serve",
             "--listen",
@@ -1036,7 +1020,7 @@ fn start_servers(dir: &Path, records_yaml: &str) -> Servers {
 
     // The peers get exactly what pigsty-dns serves.
     let zonefile = dir.join("pigsty.test.zone");
-    let r = common::run(&[
+    let r = crate::util::run(&[
         "export",
         "--format",
         "zone",
@@ -1141,7 +1125,7 @@ fn zone_model(pigsty: SocketAddr, served: &[String]) -> Zone {
 
 #[test]
 fn same_answers_as_knot_and_nsd() {
-    if std::env::var("PIGSTY_DNS_E2E").as_deref() != Ok("1") {
+    if !crate::util::e2e() {
         eprintln!(
             "skipped: set PIGSTY_DNS_E2E=1 (needs knot and nsd: bash tests/install-peers.sh)"
         );

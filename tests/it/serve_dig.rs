@@ -1,18 +1,14 @@
 //! End-to-end checks with a real resolver tool: `dig` (bind9-dnsutils). Run only with PIGSTY_DNS_E2E=1;
 //! then a missing dig is a failure, not a skip.
 
-mod common;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use common::*;
+use crate::util::*;
 use pigsty_dns::answer::Limits;
 use pigsty_dns::server::ServerConfig;
 
-fn e2e() -> bool {
-    std::env::var("PIGSTY_DNS_E2E").is_ok_and(|v| v == "1")
-}
 
 /// Runs dig against the server and returns its output with runs of whitespace collapsed to one space.
 async fn dig(server: SocketAddr, args: &[&str]) -> String {

@@ -1,13 +1,40 @@
 //! Shared helpers: run the real binary on real files.
-#![allow(dead_code, unused_imports)]
 
 mod dns;
 pub use dns::*;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, ExitStatus, Output};
+use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_pigsty-dns");
+
+/// Stops a child of ours: SIGTERM (to its process group when it leads one, `group`), up to `grace` to
+/// exit, then SIGKILL; always reaped, so no test leaves a process behind.
+pub fn stop(child: &mut Child, grace: Duration, group: bool) -> Option<ExitStatus> {
+    if let Ok(Some(s)) = child.try_wait() {
+        return Some(s);
+    }
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: kill(2) on the pid of our own child, not yet reaped.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(s)) = child.try_wait() {
+            return Some(s);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: as above; `-pid` is the process group our child leads when `group`.
+    unsafe { libc::kill(if group { -pid } else { pid }, libc::SIGKILL) };
+    child.wait().ok()
+}
+
+/// `PIGSTY_DNS_E2E=1`: run the tests that need root or Debian's packages, and fail (never skip) when
+/// a prerequisite is missing.
+pub fn e2e() -> bool {
+    std::env::var("PIGSTY_DNS_E2E").is_ok_and(|v| v == "1")
+}
 
 pub struct Run {
     pub code: i32,

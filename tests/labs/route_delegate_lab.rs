@@ -9,22 +9,16 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-const BIN: &str = env!("CARGO_BIN_EXE_pigsty-dns");
+use crate::{BIN, lab_turn};
 
 #[test]
 fn route_lab_resolved_delegate_end_to_end() {
-    if std::env::var("PIGSTY_DNS_E2E").as_deref() != Ok("1") {
-        eprintln!(
-            "route_delegate_lab: set PIGSTY_DNS_E2E=1 to run (needs root, debootstrap and a Debian archive in the apt sources)"
-        );
+    let Some(_turn) = lab_turn(
+        "route_delegate_lab",
+        "root, debootstrap and a Debian archive in the apt sources",
+    ) else {
         return;
-    }
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "PIGSTY_DNS_E2E=1: the lab needs root"
-    );
+    };
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let lab = manifest.join("tests/lab/delegate-lab.sh");
     // Per-run state only; the sid root stays cached at its stable place (SID_CACHE is inherited).

@@ -1,8 +1,7 @@
 //! Generations in a real state directory: atomic, never overwritten, checked before use, pruned,
 //! and safe under concurrent writers.
 
-mod common;
-use common::*;
+use crate::util::*;
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -58,16 +58,7 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            if c.try_wait().ok().flatten().is_none() {
-                // SAFETY: as above; our child, not yet reaped.
-                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-                let deadline = Instant::now() + Duration::from_secs(3);
-                while Instant::now() < deadline && c.try_wait().ok().flatten().is_none() {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                let _ = c.kill();
-            }
-            let _ = c.wait();
+            crate::util::stop(&mut c, Duration::from_secs(3), false);
         }
     }
 }

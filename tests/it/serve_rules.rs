@@ -1,11 +1,10 @@
 //! Every answering rule through real UDP and TCP sockets against a server on 127.0.0.1:0.
 
-mod common;
 
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
-use common::*;
+use crate::util::*;
 use hickory_proto::op::{Message, MessageType, OpCode, ResponseCode};
 use hickory_proto::rr::rdata::opt::EdnsOption;
 use hickory_proto::rr::{DNSClass, RData, RecordType};

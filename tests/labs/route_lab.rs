@@ -6,20 +6,13 @@
 use std::path::Path;
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_pigsty-dns");
+use crate::{BIN, lab_turn};
 
 #[test]
 fn route_lab_resolved_link_end_to_end() {
-    if std::env::var("PIGSTY_DNS_E2E").as_deref() != Ok("1") {
-        eprintln!("route_lab: set PIGSTY_DNS_E2E=1 to run (needs root and Debian 12 apt sources)");
+    let Some(_turn) = lab_turn("route_lab", "root and Debian 12 apt sources") else {
         return;
-    }
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "PIGSTY_DNS_E2E=1: the lab needs root"
-    );
+    };
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let lab = manifest.join("tests/lab/route-lab.sh");
     let work = tempfile::tempdir().expect("tempdir");

@@ -2,16 +2,13 @@
 //! stops by itself, and raw UDP/TCP exchanges with hickory-proto message encode/decode.
 #![allow(dead_code)]
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use hickory_proto::op::{Edns, Message, Query};
 use hickory_proto::rr::{Name, RecordType};
-use pigsty_dns::generation::{Generation, Input};
-use pigsty_dns::name::Zone;
-use pigsty_dns::records::{Record, RecordSet};
 use pigsty_dns::server::{self, Counters, ServerConfig};
 use pigsty_dns::zone_view::ZoneView;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -20,39 +17,14 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
-pub const TTL: u32 = 30;
-pub const NEG: u32 = 5;
+pub use pigsty_dns::zone_view::fixtures::{NEG, TTL};
 /// Every exchange and every server is bounded by this.
 pub const WAIT: Duration = Duration::from_secs(3);
 /// A server stops by itself after this, even if a test forgets or panics.
 pub const SERVER_LIFETIME: Duration = Duration::from_secs(60);
 
 pub fn view(serial: u32, records: &[(&str, [u8; 4])]) -> ZoneView {
-    let set = RecordSet {
-        zone: Zone::parse("pigsty.test").unwrap(),
-        records: records
-            .iter()
-            .map(|(n, a)| Record {
-                name: n.to_string(),
-                address: Ipv4Addr::from(*a),
-                sources: vec!["test".into()],
-            })
-            .collect(),
-        not_served: vec![],
-        skipped_hosts: vec![],
-    };
-    let g = Generation::seal(
-        &set,
-        TTL,
-        NEG,
-        serial,
-        "2026-01-01T00:00:00Z".into(),
-        Input {
-            path: "test".into(),
-            sha256: String::new(),
-        },
-    );
-    ZoneView::from_generation(&g).unwrap()
+    pigsty_dns::zone_view::fixtures::view_with(records, serial)
 }
 
 pub fn default_view() -> ZoneView {

@@ -2,8 +2,7 @@
 //! message codec as the client. Hot swap under load, live `load`, `--follow`, the server lock, bind
 //! errors, signals, `status` and `export`.
 
-mod common;
-use common::*;
+use crate::util::*;
 
 use std::fs;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
@@ -22,8 +21,7 @@ struct Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop(&mut self.child, Duration::ZERO, false);
     }
 }
 
@@ -513,7 +511,7 @@ fn export_formats() {
     );
     assert_eq!(fs::read_to_string(&out).unwrap(), zone.stdout);
     assert_eq!(run(&["export", "--serial", "7", "--state-dir", s]).code, 2);
-    if std::env::var("PIGSTY_DNS_E2E").is_ok() {
+    if e2e() {
         let r = Command::new("named-checkzone")
             .args(["pigsty.test", out.to_str().unwrap()])
             .output()

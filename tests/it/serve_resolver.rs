@@ -1,10 +1,9 @@
 //! A real stub resolver (hickory-resolver, cache off, only this server, UDP then TCP) sees the zone.
 
-mod common;
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use common::*;
+use crate::util::*;
 use hickory_resolver::Resolver;
 use hickory_resolver::config::{
     ConnectionConfig, NameServerConfig, ProtocolConfig, ResolverConfig, ResolverOpts,

@@ -11,11 +11,10 @@
 //! idle and stalled connections, the connection cap (`serve_rules.rs`), and truncation with OPT kept
 //! (`serve_rules.rs::truncated_over_udp_then_complete_over_tcp`).
 
-mod common;
 
 use std::time::Duration;
 
-use common::*;
+use crate::util::*;
 use hickory_proto::op::{Edns, Message, Query};
 use hickory_proto::rr::rdata::opt::EdnsOption;
 use hickory_proto::rr::{Name, RData, RecordType};
@@ -637,7 +636,7 @@ fn tcp_query(i: usize) -> (Vec<u8>, u16) {
     let qtype = [RecordType::A, RecordType::SOA, RecordType::AAAA][i % 3];
     let mut m = query(1000 + i as u16, name, qtype);
     if i.is_multiple_of(2) {
-        m = common::with_edns(m, 1232, i.is_multiple_of(4));
+        m = crate::util::with_edns(m, 1232, i.is_multiple_of(4));
     }
     (m.to_vec().unwrap(), rcode)
 }

@@ -5,11 +5,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::util::e2e;
 use pigsty_dns::service::render::{self, UnitSpec};
 
-fn e2e() -> bool {
-    std::env::var("PIGSTY_DNS_E2E").is_ok_and(|v| v == "1")
-}
 
 fn spec(program: &str, state_dir: &str, log_format: &'static str) -> UnitSpec {
     UnitSpec {

@@ -1,0 +1,18 @@
+//! Every integration test, in one binary: the real `pigsty-dns` binary on real files, real sockets and
+//! real DNS clients. Tests that need root or Debian's packages run only with `PIGSTY_DNS_E2E=1` (see
+//! [`util::e2e`]); then a missing prerequisite is a failure, never a skip. The route and service labs,
+//! which boot whole systems, are the other binary (`tests/labs`).
+
+mod util;
+
+mod check_rules;
+mod differential;
+mod rfc_probes;
+mod route_adapters;
+mod serve_cli;
+mod serve_dig;
+mod serve_resolver;
+mod serve_rules;
+mod service_lifecycle;
+mod service_units;
+mod store;
