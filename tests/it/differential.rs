@@ -896,8 +896,8 @@ const ALLOWED: &[Allowed] = &[
         rfc: "RFC 4892 (id.server, version.bind are optional); RFC 1035 §4.1.1 (REFUSED)",
         why: "Knot and NSD answer the CHAOS-class server-identity queries (version.bind, version.server, \
               hostname.bind, id.server TXT) with their version or host name, not authoritatively. \
-              pigsty-dns serves only class IN and REFUSES the rest (DESIGN.md: version.bind only if an \
-              issue asks for it); no RFC requires either.",
+              pigsty-dns serves only class IN and REFUSES the rest (it does not reveal a version or host name to \
+              any local process); no RFC requires either.",
         adjust: |case, pig, peer, _| {
             let identity = [
                 "version.bind.",
