@@ -232,6 +232,17 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
     };
     write_status(ServerState::Running);
     tracing::info!(listen = ?listen, zone = %o.zone, serial = live.serial(), "answering");
+    for a in &listen {
+        // The line a user can paste to check it, whatever port was chosen.
+        tracing::info!("try: dig @{} -p {} {} SOA", a.ip(), a.port(), o.zone);
+        if a.port() == crate::defaults::MDNS_PORT {
+            tracing::warn!(
+                "{a}: 5353 is the mDNS port — macOS never sends unicast DNS to a resolver on it, and an mDNS stack \
+                 (Avahi, systemd-resolved's mDNS) cannot start beside this server; prefer --listen {}",
+                std::net::SocketAddr::new(a.ip(), crate::defaults::SUGGESTED_PORT)
+            );
+        }
+    }
     // Bound and loaded: only now may a Type=notify service manager count us as started.
     crate::sd_notify::ready(&format!(
         "serving {} serial {} on {listen:?}",

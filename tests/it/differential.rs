@@ -21,7 +21,6 @@
 //! if this test process dies) and is stopped by PID in a Drop guard with bounded waits. Only 127.0.0.1
 //! receives traffic.
 
-
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{Read, Write};

@@ -11,7 +11,6 @@
 //! idle and stalled connections, the connection cap (`serve_rules.rs`), and truncation with OPT kept
 //! (`serve_rules.rs::truncated_over_udp_then_complete_over_tcp`).
 
-
 use std::time::Duration;
 
 use crate::util::*;

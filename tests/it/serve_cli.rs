@@ -747,3 +747,43 @@ fn the_dns_and_llmnr_ports_are_refused() {
         );
     }
 }
+
+#[test]
+fn serve_logs_a_dig_line_and_warns_on_the_mdns_port() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let s = start(&state, &[]);
+    let mut s = s;
+    stop(&mut s.child, Duration::from_secs(3), false);
+    let mut err = String::new();
+    use std::io::Read;
+    s.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let want = format!("try: dig @127.0.0.1 -p {} pigsty.test SOA", s.addr.port());
+    assert!(err.contains(&want), "{err}");
+    assert!(!err.contains("mDNS port"), "{err}");
+    // 5353, where it is free: served, with a warning naming the conflict.
+    if UdpSocket::bind("127.0.0.1:5353").is_ok()
+        && std::net::TcpListener::bind("127.0.0.1:5353").is_ok()
+    {
+        let mut c = Command::new(BIN)
+            .args(["serve", "--listen", "127.0.0.1:5353", "--state-dir"])
+            .arg(t.path().join("s2"))
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for(
+            || status_file(&t.path().join("s2")).is_some_and(|v| v["state"] == "running"),
+            "serve on 5353",
+        );
+        stop(&mut c, Duration::from_secs(3), false);
+        let mut err = String::new();
+        c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        assert!(err.contains("5353 is the mDNS port"), "{err}");
+    }
+}

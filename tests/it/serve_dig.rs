@@ -1,14 +1,12 @@
 //! End-to-end checks with a real resolver tool: `dig` (bind9-dnsutils). Run only with PIGSTY_DNS_E2E=1;
 //! then a missing dig is a failure, not a skip.
 
-
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::util::*;
 use pigsty_dns::answer::Limits;
 use pigsty_dns::server::ServerConfig;
-
 
 /// Runs dig against the server and returns its output with runs of whitespace collapsed to one space.
 async fn dig(server: SocketAddr, args: &[&str]) -> String {

@@ -1,6 +1,5 @@
 //! A real stub resolver (hickory-resolver, cache off, only this server, UDP then TCP) sees the zone.
 
-
 use std::net::{IpAddr, Ipv4Addr};
 
 use crate::util::*;

@@ -1,6 +1,5 @@
 //! Every answering rule through real UDP and TCP sockets against a server on 127.0.0.1:0.
 
-
 use std::net::Ipv4Addr;
 use std::time::Duration;
 

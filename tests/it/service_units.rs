@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use crate::util::e2e;
 use pigsty_dns::service::render::{self, UnitSpec};
 
-
 fn spec(program: &str, state_dir: &str, log_format: &'static str) -> UnitSpec {
     UnitSpec {
         program: program.into(),
