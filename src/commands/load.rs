@@ -112,6 +112,8 @@ pub fn wait_live(
     probe::block_on(async {
         let deadline = tokio::time::Instant::now() + budget;
         let mut last = None;
+        // A swap takes milliseconds: ask again soon, then back off to 100 ms.
+        let mut pause = Duration::from_millis(5);
         loop {
             match probe::soa(addr, Transport::Udp, zone, Duration::from_millis(700)).await {
                 Ok(SoaAnswer { serial: s, .. }) if s == want.serial => {
@@ -139,7 +141,8 @@ pub fn wait_live(
             if tokio::time::Instant::now() >= deadline {
                 return last.unwrap_or(Liveness::Stale(0));
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(100));
         }
     })
     .map_err(|e| AppError::new(Class::Runtime, e.to_string(), "try again"))
