@@ -3,14 +3,28 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-/// Where `serve` listens and every client command asks when nothing else says.
-pub const LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 5353);
+/// Where `serve` listens and every client command asks when nothing else says: a port nothing else
+/// on a developer machine holds (5353 is mDNS: mDNSResponder on every Mac, Avahi on Linux desktops).
+pub const LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 5354);
 /// `LISTEN` spelled for clap's `default_value` (a test keeps the two equal).
-pub const LISTEN_STR: &str = "127.0.0.1:5353";
-/// The mDNS port: never a good choice for unicast DNS (see the README's "Ports").
+pub const LISTEN_STR: &str = "127.0.0.1:5354";
+/// The mDNS port: never a good choice for unicast DNS (see the README's "Ports"), and the default of
+/// releases before 5354.
 pub const MDNS_PORT: u16 = 5353;
 /// The port suggested when the chosen one cannot work.
 pub const SUGGESTED_PORT: u16 = 5354;
+
+/// `addr` on the suggested port.
+pub fn with_suggested_port(addr: SocketAddr) -> SocketAddr {
+    SocketAddr::new(addr.ip(), SUGGESTED_PORT)
+}
+
+/// Why macOS can never use the mDNS port for the zone, from mDNSResponder's source: a resolver entry
+/// on port 5353 goes to `ConfigNonUnicastResolver` (registered only with `options mdns`), so
+/// `/etc/resolver/<zone>` on 5353 is ignored; and mDNSResponder holds UDP *:5353 itself.
+pub const MACOS_MDNS_WHY: &str = "on macOS port 5353 belongs to mDNSResponder: it holds UDP *:5353, and it never \
+     sends unicast DNS to a resolver on port 5353 (such an /etc/resolver entry is treated as multicast DNS and \
+     ignored), so the zone's names would leak to the default resolver";
 
 /// Ports a listen address may never use, and why.
 pub fn reserved_port(port: u16) -> Option<&'static str> {
@@ -54,5 +68,13 @@ mod tests {
     #[test]
     fn the_listen_string_is_the_listen_address() {
         assert_eq!(LISTEN_STR.parse::<SocketAddr>().unwrap(), LISTEN);
+    }
+
+    #[test]
+    fn the_default_is_not_the_mdns_port_and_needs_no_suggestion() {
+        assert_eq!(LISTEN.port(), 5354);
+        assert_ne!(LISTEN.port(), MDNS_PORT);
+        assert_eq!(with_suggested_port(LISTEN), LISTEN);
+        assert_eq!(reserved_port(LISTEN.port()), None);
     }
 }

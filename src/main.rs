@@ -81,7 +81,7 @@ enum Command {
     },
     /// Show the running server's serial, records, errors and counters, checked with a live SOA probe.
     Status {
-        /// The server to probe [default: the address this state dir's server bound, else $PIGSTY_DNS_LISTEN, else 127.0.0.1:5353]
+        /// The server to probe [default: the address this state dir's server bound, else $PIGSTY_DNS_LISTEN, else 127.0.0.1:5354]
         #[arg(long)]
         server: Option<SocketAddr>,
         #[arg(long, env = ENV_ZONE, default_value = ZONE)]
@@ -121,7 +121,7 @@ enum Command {
         /// Show the diff and stop before storing.
         #[arg(long)]
         dry_run: bool,
-        /// The server to confirm with [default: the address this state dir's server bound, else $PIGSTY_DNS_LISTEN, else 127.0.0.1:5353]
+        /// The server to confirm with [default: the address this state dir's server bound, else $PIGSTY_DNS_LISTEN, else 127.0.0.1:5354]
         #[arg(long)]
         server: Option<SocketAddr>,
         /// Fail (exit 5) unless a server is serving the new serial within about 5 s.

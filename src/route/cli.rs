@@ -22,10 +22,13 @@ pub struct Where {
 
 #[derive(Args, Debug, Clone)]
 pub struct Checks {
-    /// A name the daemon serves; verification resolves it through resolvectl and getent.
+    /// A name the daemon serves; verification resolves it through resolvectl and getent (macOS:
+    /// dscacheutil).
     #[arg(long, value_name = "NAME")]
     pub check_name: Option<String>,
-    /// The daemon's state dir: its status.json REFUSED counter proves unrelated names stay away.
+    /// The daemon's state dir: its status.json counters prove unrelated names stay away, and on macOS
+    /// that zone lookups reach it [macOS default: $PIGSTY_DNS_STATE_DIR, else ~/Library/Application
+    /// Support/pigsty-dns of the user who ran sudo].
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
 }
@@ -34,7 +37,8 @@ pub struct Checks {
 pub enum RouteCommand {
     /// Route the zone from the system resolver to the daemon (shows the plan first).
     Install {
-        /// The daemon's address (the one `serve --listen` uses); recorded in the journal.
+        /// The daemon's address (the one `serve --listen` uses; never 5353 on macOS); recorded in the
+        /// journal.
         #[arg(long, env = ENV_LISTEN, default_value = LISTEN_STR)]
         server: SocketAddr,
         #[arg(long, env = ENV_ZONE, default_value = ZONE)]

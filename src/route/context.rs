@@ -10,10 +10,12 @@ use super::adapter::Step;
 use super::cli::Where;
 use super::detect::Facts;
 use super::{files, journal};
+use crate::defaults::ENV_STATE_DIR;
 use crate::error::{AppError, Class};
 use crate::name::Zone;
 use crate::probe;
-use crate::sys::{Os, Runner};
+use crate::status_file;
+use crate::sys::{Os, Runner, user};
 use crate::transport::Transport;
 
 /// The zone's SOA over UDP and TCP at the address; Ok(serial).
@@ -92,6 +94,26 @@ pub fn needs_root() -> AppError {
         "sudo pigsty-dns route ... (nothing was written)",
     )
 }
+
+/// macOS, without `--state-dir`: the status file of the daemon's default state dir —
+/// `$PIGSTY_DNS_STATE_DIR`, else `~/Library/Application Support/pigsty-dns` of the user who ran sudo
+/// (root's own home holds no daemon), else of `$HOME`.
+pub fn default_status_file() -> Option<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let dir = match env(ENV_STATE_DIR) {
+        Some(d) => PathBuf::from(d),
+        None => {
+            let home = env("SUDO_USER")
+                .and_then(|u| user::home_of(&u.to_string_lossy()))
+                .or_else(|| env("HOME").map(PathBuf::from))?;
+            home.join(MACOS_STATE_DIR)
+        }
+    };
+    Some(dir.join(status_file::FILE))
+}
+
+/// The daemon's default state dir on macOS, under the home directory (as `store::resolve` has it).
+const MACOS_STATE_DIR: &str = "Library/Application Support/pigsty-dns";
 
 pub fn journal_dir(place: &Where, os: Os) -> PathBuf {
     place

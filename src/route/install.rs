@@ -2,10 +2,11 @@
 //! `applying` → write → apply, enable, flush → verify → journal `installed`; any failure after the
 //! first write undoes this run's changes and puts the previous journal back.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::adapter::AdapterName;
 use super::adapter::Step;
 use super::context::{Ctx, needs_root};
 use super::files::{self, Existing};
@@ -14,6 +15,7 @@ use super::plan::{self, Plan, Request};
 use super::verify::{self, Check};
 use crate::error::{AppError, Class};
 use crate::output::{FORMAT, Report, now_rfc3339};
+use crate::status_file;
 use crate::sys::fs as sys_fs;
 
 #[derive(Serialize)]
@@ -54,8 +56,15 @@ fn journal_for(plan: &Plan, files: Vec<JournalFile>, dirs: Vec<String>, state: S
     }
 }
 
-/// The files this run wrote, each with what was there before (None: nothing), in order.
-type Written = Vec<(PathBuf, Option<Vec<u8>>)>;
+/// A file this run wrote: where, through which temporary directory, and what was there before
+/// (None: nothing).
+struct WrittenFile {
+    path: PathBuf,
+    temp_dir: Option<PathBuf>,
+    before: Option<Vec<u8>>,
+}
+
+type Written = Vec<WrittenFile>;
 
 fn write_files(plan: &Plan, written: &mut Written, dirs: &mut Vec<String>) -> Result<(), String> {
     for f in &plan.files {
@@ -67,15 +76,66 @@ fn write_files(plan: &Plan, written: &mut Written, dirs: &mut Vec<String>) -> Re
         for d in files::make_parents(&p)? {
             dirs.push(d.display().to_string());
         }
-        write_config(&p, f.content.as_bytes())?;
-        written.push((p, before));
+        let temp_dir = f.temp_dir.as_ref().map(PathBuf::from);
+        write_config(&p, temp_dir.as_deref(), f.content.as_bytes())?;
+        written.push(WrittenFile {
+            path: p,
+            temp_dir,
+            before,
+        });
     }
     Ok(())
 }
 
-fn write_config(p: &std::path::Path, content: &[u8]) -> Result<(), String> {
-    // The temporary file beside the target, for now (a live directory may want it elsewhere).
-    sys_fs::write_atomic(p, content, &files::config(None)).map_err(|e| e.to_string())
+/// The temporary file goes where the adapter says (macOS: never into the live /etc/resolver).
+fn write_config(p: &Path, temp_dir: Option<&Path>, content: &[u8]) -> Result<(), String> {
+    sys_fs::write_atomic(p, content, &files::config(temp_dir)).map_err(|e| e.to_string())
+}
+
+/// macOS: the proof that a lookup reached the daemon is its answer counters, so its status file must
+/// be there, of a running server on the route's address — checked before anything is written.
+fn check_status_file(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), AppError> {
+    let bad = |why: String| {
+        AppError::new(
+            Class::Usage,
+            format!("macos-resolver proves the route by the daemon's answer counters, but {why}"),
+            format!(
+                "give --state-dir DIR, the --state-dir of the pigsty-dns serve on {} (default: ~/Library/Application Support/pigsty-dns of the user who runs it)",
+                plan.server
+            ),
+        )
+    };
+    let Some(file) = &ctx.status_file else {
+        return Err(bad(
+            "no status file was found (no --state-dir, no $SUDO_USER or $HOME)".into(),
+        ));
+    };
+    let s = file.parent().and_then(status_file::read).ok_or_else(|| {
+        bad(format!(
+            "{} is not a pigsty-dns status file",
+            file.display()
+        ))
+    })?;
+    if !s.is_running() {
+        return Err(bad(format!(
+            "{} belongs to a server that is not running (pid {})",
+            file.display(),
+            s.pid
+        )));
+    }
+    if !s.listen.contains(&plan.server) {
+        return Err(bad(format!(
+            "{} belongs to a server on {}, not on {}",
+            file.display(),
+            s.listen
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            plan.server
+        )));
+    }
+    Ok(())
 }
 
 pub fn install(
@@ -102,6 +162,28 @@ pub fn install(
                 f.path
             ),
             "move that file away yourself if it is stale, or route the zone by hand; pigsty-dns never overwrites it",
+        ));
+    }
+    if let Some(first) = plan.claimants.first() {
+        return Err(AppError::new(
+            Class::Conflict,
+            format!(
+                "another resolver claims {}: {}",
+                plan.zone,
+                plan.claimants
+                    .iter()
+                    .map(|c| c.what.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            if first.stale_ours {
+                "sudo pigsty-dns route uninstall --yes removes pigsty-dns's stale temporary file; then install again".to_string()
+            } else {
+                format!(
+                    "remove it (an /etc/resolver file you no longer need: delete it; a VPN's split DNS: disconnect it or drop {} from its DNS settings), then install again: the zone is never shared",
+                    plan.zone
+                )
+            },
         ));
     }
     let previous = journal::read(&ctx.journal_dir)
@@ -140,6 +222,9 @@ pub fn install(
             ),
         )
     })?;
+    if plan.adapter == AdapterName::MacosResolver {
+        check_status_file(ctx, &plan)?;
+    }
     ctx.confirm(yes, "Apply this route plan?")?;
 
     // Journal first (state "applying"), so a crash half-way leaves something uninstall can read.
@@ -237,10 +322,10 @@ fn undo(
     let mut notes = Vec::new();
     // Best effort: each group of steps runs even when the one before it failed.
     ctx.run_steps(&plan.render.pre_undo).ok();
-    for (p, before) in written.iter().rev() {
-        let r = match before {
-            Some(b) => write_config(p, b),
-            None => sys_fs::remove(p).map_err(|e| e.to_string()),
+    for w in written.iter().rev() {
+        let r = match &w.before {
+            Some(b) => write_config(&w.path, w.temp_dir.as_deref(), b),
+            None => sys_fs::remove(&w.path).map_err(|e| e.to_string()),
         };
         if let Err(e) = r {
             notes.push(e);

@@ -1,15 +1,16 @@
 //! What of a route is in place: the journal's record turned back into adapter parameters, and, when
 //! the journal is gone, pigsty-dns's files found by their ownership marker at the places adapters write.
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use super::adapter::link::DEFAULT_LINK_ADDRESS;
-use super::adapter::{self, LinkKind, Params, Variant, link::DEFAULT_LINK};
+use super::adapter::{self, LinkKind, Params, Variant, link::DEFAULT_LINK, macos};
 use super::detect::Facts;
 use super::files::{self, Owned};
 use super::journal::Journal;
 use crate::defaults::{LISTEN, ZONE};
+use crate::sys::fs::temp_prefix;
 
 fn cidr(s: &str) -> Option<(Ipv4Addr, u8)> {
     let (a, p) = s.split_once('/')?;
@@ -55,14 +56,54 @@ pub fn params_from(j: &Journal, f: &Facts) -> Params {
     }
 }
 
-/// Params for files found by marker (no journal): the marker's link, and the networkd variant when
-/// a `.netdev` is among them.
+/// The daemon's address as a file of any adapter spells it: `nameserver` and `port` lines (macOS),
+/// `DNS=ADDR` (resolved), `server=/ZONE/IP#PORT` (dnsmasq), `resolvectl dns LINK ADDR` (the runtime
+/// unit).
+pub fn server_in(text: &str) -> Option<SocketAddr> {
+    let mut ns: Option<IpAddr> = None;
+    let mut port: Option<u16> = None;
+    for line in text.lines() {
+        let l = line.trim();
+        let words: Vec<&str> = l.split_whitespace().collect();
+        match words.as_slice() {
+            ["nameserver", ip] => ns = ns.or(ip.parse().ok()),
+            ["port", p] => port = port.or(p.parse().ok()),
+            _ => {}
+        }
+        if let Some(a) = l.strip_prefix("DNS=").and_then(|v| v.parse().ok()) {
+            return Some(a);
+        }
+        if let Some(rest) = l.strip_prefix("server=/") {
+            let (_, target) = rest.split_once('/')?;
+            let (ip, p) = target.split_once('#').unwrap_or((target, "53"));
+            return Some(SocketAddr::new(ip.parse().ok()?, p.parse().ok()?));
+        }
+        let after_dns = words
+            .windows(2)
+            .position(|w| w[1] == "dns" && w[0].ends_with("resolvectl"))
+            .and_then(|i| words.get(i + 3));
+        if let Some(a) = after_dns.and_then(|a| a.parse().ok()) {
+            return Some(a);
+        }
+    }
+    ns.map(|ip| SocketAddr::new(ip, port.unwrap_or(53)))
+}
+
+/// Params for files found by marker (no journal): the marker's link, the server the files name (not
+/// the default: a route installed by an older release may use another port), and the networkd
+/// variant when a `.netdev` is among them.
 pub fn params_from_markers(found: &[(PathBuf, Owned)], f: &Facts) -> Params {
     let base = default_params(f);
     let networkd = found
         .iter()
         .any(|(p, _)| p.extension().is_some_and(|e| e == "netdev"));
+    let server = found
+        .iter()
+        .filter_map(|(p, _)| std::fs::read_to_string(p).ok())
+        .find_map(|t| server_in(&t))
+        .unwrap_or(base.server);
     Params {
+        server,
         link: found
             .first()
             .and_then(|(_, o)| o.link.clone())
@@ -98,9 +139,50 @@ pub fn orphans(root: &Path) -> Vec<(PathBuf, Owned)> {
         .collect()
 }
 
+/// Temporary files an interrupted write left behind for the macOS resolver file, found by their
+/// name and the ownership marker, in `/etc/resolver` (where older releases put them, and where each
+/// is a live resolver) and in `/private/etc` (where they go now).
+pub fn stale_temps(root: &Path) -> Vec<PathBuf> {
+    let target = macos::path_for(ZONE);
+    let prefix = temp_prefix(Path::new(&target));
+    let mut found = Vec::new();
+    for dir in [macos::DIR, macos::TEMP_DIR] {
+        let Ok(rd) = std::fs::read_dir(files::under(root, dir)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let ours = e.file_name().to_string_lossy().starts_with(&prefix)
+                && std::fs::read_to_string(e.path()).is_ok_and(|t| t.starts_with(files::MARKER));
+            if ours {
+                found.push(e.path());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_adapter_names_its_server() {
+        let want: SocketAddr = "127.0.0.1:5399".parse().unwrap();
+        for body in [
+            "domain pigsty.test\nnameserver 127.0.0.1\nport 5399\n",
+            "[Delegate]\nDNS=127.0.0.1:5399\nDomains=~pigsty.test\n",
+            "server=/pigsty.test/127.0.0.1#5399\n",
+            "ExecStart=-/usr/sbin/ip link add pigsty-dns0 type dummy\nExecStart=/usr/bin/resolvectl dns pigsty-dns0 127.0.0.1:5399\n",
+        ] {
+            assert_eq!(
+                server_in(&files::wrap("x", None, body)),
+                Some(want),
+                "{body}"
+            );
+        }
+        assert_eq!(server_in("[NetDev]\nName=pigsty-dns0\n"), None);
+    }
 
     #[test]
     fn the_default_link_address_is_a_cidr() {

@@ -6,13 +6,16 @@
 //! `detect` (facts about the host), `adapter` (one file per way of routing, and their vocabulary),
 //! `plan` (choosing an adapter, the full plan), `files` (the ownership marker and how files are
 //! written), `journal` (what an install wrote), `installed` (what is in place, journal or not),
-//! `verify` (checks through the native resolver path), and one file per command. Route talks to the
-//! daemon only over DNS and through its status file.
+//! `verify` (checks through the native resolver path), `dnsinfo` (macOS: `scutil --dns` and
+//! `/etc/resolver` as configd and mDNSResponder read them, and the other resolvers that claim the
+//! zone), and one file per command. Route talks to the daemon only over DNS and through its status
+//! file.
 
 pub mod adapter;
 pub mod cli;
 pub mod context;
 pub mod detect;
+pub mod dnsinfo;
 pub mod files;
 pub mod install;
 pub mod installed;
@@ -34,7 +37,7 @@ pub use uninstall::uninstall;
 use crate::error::{AppError, zone_arg};
 use crate::output::Report;
 use crate::status_file;
-use crate::sys::SystemRunner;
+use crate::sys::{Os, SystemRunner};
 use plan::Request;
 
 /// The CLI entry: real runner, real probes, a terminal prompt if there is one. Progress goes to
@@ -49,6 +52,12 @@ pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
         std::io::stdin().read_line(&mut line).is_ok() && matches!(line.trim(), "y" | "Y" | "yes")
     };
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    // macOS always proves the route by the daemon's counters: its default state dir then.
+    let status_file = match checks.and_then(|c| c.state_dir.as_ref()) {
+        Some(d) => Some(d.join(status_file::FILE)),
+        None if facts.os == Os::Macos && checks.is_some() => context::default_status_file(),
+        None => None,
+    };
     let mut ctx = Ctx {
         root: place.root.clone(),
         journal_dir: context::journal_dir(place, facts.os),
@@ -61,9 +70,7 @@ pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
         // Longer than two of the server's status writes (every 2 s), see verify::fresh_refused_count.
         status_wait: Duration::from_millis(4500),
         check_name: checks.and_then(|c| c.check_name.clone()),
-        status_file: checks
-            .and_then(|c| c.state_dir.as_ref())
-            .map(|d| d.join(status_file::FILE)),
+        status_file,
         out: Vec::new(),
     };
     let res = match cmd {

@@ -7,10 +7,12 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::adapter::link::{DEFAULT_LINK, DEFAULT_LINK_ADDRESS};
+use super::adapter::macos::TEMP_DIR_FALLBACK;
 use super::adapter::{AdapterName, LinkKind, Params, Render, Step, Variant, flush_steps, render};
 use super::detect::{Driver, Facts};
+use super::dnsinfo::{self, Claim};
 use super::files::{self, Existing};
-use crate::defaults::{MDNS_PORT, SUGGESTED_PORT};
+use crate::defaults::{MACOS_MDNS_WHY, MDNS_PORT, SUGGESTED_PORT, with_suggested_port};
 use crate::digest::sha256_hex;
 use crate::error::{AppError, Class};
 use crate::name::Zone;
@@ -23,6 +25,8 @@ pub struct PlannedFile {
     pub content: String,
     pub existing: Existing,
     pub existing_sha256: Option<String>,
+    /// Where the atomic write keeps its temporary file; `None`: beside the file.
+    pub temp_dir: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -43,6 +47,8 @@ pub struct Plan {
     pub flush: Vec<Step>,
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
+    /// macOS: other resolvers that claim the zone (install refuses while there are any).
+    pub claimants: Vec<Claim>,
     #[serde(skip)]
     pub render: Render,
     #[serde(skip)]
@@ -222,6 +228,16 @@ pub fn build(
                 .into(),
         );
     }
+    if req.server.port() == MDNS_PORT && adapter == AdapterName::MacosResolver {
+        return Err(AppError::new(
+            Class::Usage,
+            format!("--server {}: {MACOS_MDNS_WHY}", req.server),
+            format!(
+                "run the daemon on {0} (pigsty-dns service install --listen {0}) and give --server {0}",
+                with_suggested_port(req.server)
+            ),
+        ));
+    }
     if req.server.port() == MDNS_PORT {
         warnings.push(format!(
             "port {MDNS_PORT} is the mDNS port (Avahi, resolved's mDNS, mDNSResponder); prefer {SUGGESTED_PORT}"
@@ -291,6 +307,16 @@ pub fn build(
         }
     }
     let render = render(adapter, &params);
+    // A test root (or Linux) has no /private/etc: the resolver directory's parent then, which is
+    // created with it.
+    let temp_dir = render.temp_dir.map(|t| {
+        let d = files::under(root, t);
+        if d.is_dir() {
+            d
+        } else {
+            files::under(root, TEMP_DIR_FALLBACK)
+        }
+    });
     let mut planned = Vec::new();
     for (path, content) in &render.files {
         let on_disk = files::under(root, path);
@@ -302,8 +328,14 @@ pub fn build(
             content: content.clone(),
             existing,
             existing_sha256: bytes.map(|b| sha256_hex(&b)),
+            temp_dir: temp_dir.as_ref().map(|d| d.display().to_string()),
         });
     }
+    let claimants = if adapter == AdapterName::MacosResolver {
+        dnsinfo::claimants(root, runner, &params.zone)
+    } else {
+        vec![]
+    };
     warnings.extend(render.warnings.iter().cloned());
     if !render.enable.is_empty() && !f.systemd_booted {
         notes.push(
@@ -333,6 +365,7 @@ pub fn build(
         flush: flush_steps(adapter),
         warnings,
         notes,
+        claimants,
         render,
         params,
     })
@@ -361,6 +394,12 @@ pub fn text(p: &Plan) -> String {
     for n in &p.notes {
         s.push_str(&format!("note: {n}\n"));
     }
+    for c in &p.claimants {
+        s.push_str(&format!(
+            "CONFLICT: another resolver claims {}: {} (install refuses while it does)\n",
+            p.zone, c.what
+        ));
+    }
     for f in &p.files {
         s.push_str(&format!(
             "file {} (sha256 {}) — now: {:?}{}\n",
@@ -372,6 +411,9 @@ pub fn text(p: &Plan) -> String {
                 .map(|h| format!(", sha256 {h}"))
                 .unwrap_or_default()
         ));
+        if let Some(t) = &f.temp_dir {
+            s.push_str(&format!("  (written through a temporary file in {t})\n"));
+        }
         for line in f.content.lines() {
             s.push_str(&format!("  | {line}\n"));
         }

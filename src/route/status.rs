@@ -2,16 +2,19 @@
 //! each with what to do next, and whether anything of a route is installed (what `service uninstall`
 //! asks before it stops the daemon).
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::adapter::AdapterName;
+use super::adapter::{AdapterName, macos};
 use super::context::Ctx;
+use super::dnsinfo;
 use super::installed::{orphans, params_from};
 use super::journal::{self, State};
 use super::plan;
 use super::verify;
+use crate::defaults::{MACOS_MDNS_WHY, MDNS_PORT, ZONE, with_suggested_port};
 use crate::digest::sha256_hex;
 use crate::error::AppError;
 use crate::name::Zone;
@@ -34,6 +37,97 @@ fn item(i: &str, ok: bool, verdict: impl Into<String>, next: impl Into<String>) 
     }
 }
 
+/// What to do when the scope or a lookup fails, in the words of the adapter's platform.
+struct Hints {
+    scope: String,
+    lookup: String,
+}
+
+fn hints(a: AdapterName, zone: &str) -> Hints {
+    match a {
+        AdapterName::MacosResolver => Hints {
+            scope: format!(
+                "sudo pigsty-dns route uninstall --yes && sudo pigsty-dns route install --yes (rewrites {}); {} --dns shows what configd hands mDNSResponder",
+                macos::path_for(zone),
+                macos::SCUTIL
+            ),
+            lookup: format!(
+                "sudo {} -flushcache; sudo {} -HUP mDNSResponder; then {} -q host -a name meta.{zone}",
+                macos::DSCACHEUTIL,
+                macos::KILLALL,
+                macos::DSCACHEUTIL
+            ),
+        },
+        AdapterName::NmDnsmasq => Hints {
+            scope: "pigsty-dns route uninstall && pigsty-dns route install".into(),
+            lookup: "nmcli general reload dns-full; getent ahostsv4 NAME".into(),
+        },
+        _ => Hints {
+            scope: "pigsty-dns route uninstall && pigsty-dns route install (re-creates the link and its address)".into(),
+            lookup: "check the scope item; resolvectl flush-caches".into(),
+        },
+    }
+}
+
+/// A route installed by a release whose default was the mDNS port, and the commands that move it.
+fn old_port_item(a: AdapterName, server: SocketAddr) -> Option<Item> {
+    if server.port() != MDNS_PORT {
+        return None;
+    }
+    let new = with_suggested_port(server);
+    let moves = format!(
+        "pigsty-dns service install --listen {new} (or serve --listen {new}), then sudo pigsty-dns route uninstall --yes && sudo pigsty-dns route install --server {new} --yes"
+    );
+    Some(if a == AdapterName::MacosResolver {
+        item(
+            "port",
+            false,
+            format!("the route points at {server}: {MACOS_MDNS_WHY}"),
+            moves,
+        )
+    } else {
+        item(
+            "port",
+            true,
+            format!(
+                "the route points at {server}, the mDNS port (the default before {}): it works while no mDNS stack wants the port; move it: {moves}",
+                new.port()
+            ),
+            "none",
+        )
+    })
+}
+
+/// macOS: other resolvers for the zone (another /etc/resolver file, a VPN's split DNS).
+fn claimants_item(ctx: &mut Ctx<'_>, zone: &str) -> Item {
+    let claims = dnsinfo::claimants(&ctx.root, ctx.runner, zone);
+    if claims.is_empty() {
+        item(
+            "other resolvers",
+            true,
+            format!("no other resolver claims {zone} (/etc/resolver, scutil --dns)"),
+            "none",
+        )
+    } else {
+        item(
+            "other resolvers",
+            false,
+            claims
+                .iter()
+                .map(|c| c.what.as_str())
+                .collect::<Vec<_>>()
+                .join("; "),
+            if claims.iter().any(|c| c.stale_ours) {
+                "sudo pigsty-dns route uninstall --yes removes pigsty-dns's stale temporary file; then install again".to_string()
+            } else {
+                format!(
+                    "remove the other resolver (a stale /etc/resolver file: delete it; a VPN's split DNS: disconnect it or drop {zone} from its DNS settings)"
+                )
+            },
+        )
+    }
+}
+
 pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
     let mut v = Vec::new();
     let detected = plan::choose(&ctx.facts);
@@ -45,6 +139,7 @@ pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
         }
     };
     let Some(j) = j else {
+        let mac = matches!(detected, Ok((AdapterName::MacosResolver, _)));
         v.push(match detected {
             Ok((a, why)) => item(
                 "adapter",
@@ -57,6 +152,9 @@ pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
             ),
             Err(e) => item("adapter", false, e.message, e.next),
         });
+        if mac {
+            v.push(claimants_item(ctx, ZONE));
+        }
         let orphans = orphans(&ctx.root);
         v.push(if orphans.is_empty() {
             item(
@@ -132,11 +230,16 @@ pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
     });
     let p = params_from(&j, &ctx.facts);
     let a = j.adapter;
+    let hint = hints(a, &p.zone);
+    v.extend(old_port_item(a, p.server));
     let settle = Duration::ZERO;
     v.push(match verify::scope(ctx, a, &p, settle) {
         Ok(d) => item("scope", true, d, "none"),
-        Err(e) => item("scope", false, e, "pigsty-dns route uninstall && pigsty-dns route install (re-creates the link and its address)"),
+        Err(e) => item("scope", false, e, hint.scope.as_str()),
     });
+    if a == AdapterName::MacosResolver {
+        v.push(claimants_item(ctx, &p.zone));
+    }
     let zone = Zone::parse(&j.zone).ok();
     let serial = zone.as_ref().map(|z| (ctx.preflight)(p.server, z));
     match serial {
@@ -156,11 +259,7 @@ pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
                     &format!("lookup: {}", c.check),
                     c.ok,
                     c.detail,
-                    if c.ok {
-                        "none"
-                    } else {
-                        "check the scope item; resolvectl flush-caches"
-                    },
+                    if c.ok { "none" } else { hint.lookup.as_str() },
                 ));
             }
         }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::adapter::{AdapterName, Params, Step, flush_steps, render};
 use super::context::{Ctx, needs_root};
 use super::files;
-use super::installed::{orphans, params_from, params_from_markers};
+use super::installed::{orphans, params_from, params_from_markers, stale_temps};
 use super::journal::{self, Journal};
 use super::verify::{self, Check};
 use crate::digest::sha256_hex;
@@ -17,10 +17,49 @@ use crate::error::{AppError, Class};
 use crate::output::{FORMAT, Report};
 use crate::sys::fs as sys_fs;
 
+/// When a file is still exactly what pigsty-dns wrote, so uninstall may remove it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Expect {
+    /// The sha256 the journal recorded.
+    Sha256(String),
+    /// No journal: the body still matches its own marker digest.
+    OwnDigest,
+    /// A temporary file an interrupted write left (it may be cut short): it starts with the marker.
+    Marker,
+}
+
+impl Expect {
+    fn holds(&self, bytes: &[u8]) -> bool {
+        match self {
+            Expect::Sha256(h) => &sha256_hex(bytes) == h,
+            Expect::OwnDigest => {
+                files::owned(&String::from_utf8_lossy(bytes)).is_some_and(|o| o.intact)
+            }
+            Expect::Marker => bytes.starts_with(files::MARKER.as_bytes()),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Expect::Sha256(h) => format!("if it still has sha256 {h}"),
+            Expect::OwnDigest => "if it still has sha256 its own marker digest".into(),
+            Expect::Marker => {
+                "a temporary file an interrupted write left; it carries the ownership marker".into()
+            }
+        }
+    }
+
+    fn sha256(&self) -> Option<&str> {
+        match self {
+            Expect::Sha256(h) => Some(h),
+            _ => None,
+        }
+    }
+}
+
 /// What uninstall works from.
 struct UndoSet {
-    /// Each file with its expected sha256, or None for "intact by its own marker digest".
-    targets: Vec<(PathBuf, Option<String>)>,
+    targets: Vec<(PathBuf, Expect)>,
     adapter: Option<AdapterName>,
     params: Option<Params>,
     pre_undo: Vec<Step>,
@@ -35,7 +74,8 @@ impl UndoSet {
             targets: j
                 .files
                 .iter()
-                .map(|f| (PathBuf::from(&f.path), Some(f.sha256.clone())))
+                .map(|f| (PathBuf::from(&f.path), Expect::Sha256(f.sha256.clone())))
+                .chain(stale(&ctx.root))
                 .collect(),
             adapter: Some(j.adapter),
             params: Some(params_from(j, &ctx.facts)),
@@ -60,11 +100,16 @@ impl UndoSet {
             None => (vec![], vec![], None),
         };
         UndoSet {
-            targets: found
-                .into_iter()
-                .filter(|(_, o)| o.intact)
-                .map(|(p, _)| (p, None))
-                .collect(),
+            targets: {
+                let stale: Vec<_> = stale(&ctx.root).collect();
+                let mut t: Vec<(PathBuf, Expect)> = found
+                    .into_iter()
+                    .filter(|(p, o)| o.intact && !stale.iter().any(|(s, _)| s == p))
+                    .map(|(p, _)| (p, Expect::OwnDigest))
+                    .collect();
+                t.extend(stale);
+                t
+            },
             adapter,
             params,
             pre_undo,
@@ -72,6 +117,11 @@ impl UndoSet {
             dirs: vec![],
         }
     }
+}
+
+/// The stale temporary files of the macOS resolver file (see `installed::stale_temps`).
+fn stale(root: &std::path::Path) -> impl Iterator<Item = (PathBuf, Expect)> {
+    stale_temps(root).into_iter().map(|p| (p, Expect::Marker))
 }
 
 #[derive(Serialize)]
@@ -102,7 +152,8 @@ struct UninstallPlan<'a> {
 #[derive(Serialize)]
 struct PlannedRemoval<'a> {
     path: String,
-    /// None: removed if its body still matches its own marker digest.
+    /// None: removed if its body still matches its own marker digest (or, a stale temporary file, if it
+    /// starts with the marker).
     sha256: Option<&'a str>,
 }
 
@@ -131,11 +182,7 @@ pub fn uninstall(ctx: &mut Ctx<'_>, dry_run: bool, yes: bool) -> Result<Report, 
     }
     let mut lines = Vec::new();
     for (p, want) in &set.targets {
-        lines.push(format!(
-            "remove {} (if it still has sha256 {})",
-            p.display(),
-            want.as_deref().unwrap_or("its own marker digest")
-        ));
+        lines.push(format!("remove {} ({})", p.display(), want.describe()));
     }
     for s in set.pre_undo.iter().chain(set.undo.iter()) {
         lines.push(format!("run: {}    # {}", s.argv.join(" "), s.why));
@@ -159,7 +206,7 @@ pub fn uninstall(ctx: &mut Ctx<'_>, dry_run: bool, yes: bool) -> Result<Report, 
                 .iter()
                 .map(|(p, want)| PlannedRemoval {
                     path: p.display().to_string(),
-                    sha256: want.as_deref(),
+                    sha256: want.sha256(),
                 })
                 .collect(),
             run: set.pre_undo.iter().chain(set.undo.iter()).collect(),
@@ -180,13 +227,7 @@ pub fn uninstall(ctx: &mut Ctx<'_>, dry_run: bool, yes: bool) -> Result<Report, 
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => left.push(format!("{}: cannot read: {e}", p.display())),
             Ok(bytes) => {
-                let ok = match want {
-                    Some(h) => &sha256_hex(&bytes) == h,
-                    None => {
-                        files::owned(&String::from_utf8_lossy(&bytes)).is_some_and(|o| o.intact)
-                    }
-                };
-                if ok {
+                if want.holds(&bytes) {
                     match sys_fs::remove(p) {
                         Ok(()) => removed.push(p.display().to_string()),
                         Err(e) => left.push(e.to_string()),

@@ -1,5 +1,6 @@
-//! Verification through the native path: the scope resolved reports, lookups through resolved and
-//! NSS, and the daemon's REFUSED counter (an unrelated name must never reach it).
+//! Verification through the native path: the scope resolved (or configd) reports, lookups through
+//! resolved and NSS (macOS: mDNSResponder, through `dscacheutil`), and the daemon's counters — a fresh
+//! name under the zone must reach it (macOS, always), an unrelated name never.
 
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -8,9 +9,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::adapter::delegate::DELEGATE_ID;
-use super::adapter::{AdapterName, Params};
+use super::adapter::{AdapterName, Params, macos};
 use super::context::Ctx;
-use crate::status_file::{self, Status};
+use super::dnsinfo;
+use crate::status_file::{self, CountersSnapshot, Status};
 use crate::sys::argv;
 
 #[derive(Debug, Clone, Serialize)]
@@ -97,29 +99,14 @@ pub fn scope(
                 )),
             }
         }),
+        // One block must carry the domain, our nameserver and our port (configd's view; whether
+        // mDNSResponder uses it is what the counters check proves).
         AdapterName::MacosResolver => poll(wait, || {
-            let out = ctx.runner.run(&argv(&["scutil", "--dns"]));
-            let has_domain = out.stdout.lines().any(|l| {
-                let w: Vec<&str> = l.split_whitespace().collect();
-                w.len() == 3 && w[0] == "domain" && w[1] == ":" && w[2] == p.zone
-            });
-            let has_port = out.stdout.lines().any(|l| {
-                let w: Vec<&str> = l.split_whitespace().collect();
-                w.len() == 3 && w[0] == "port" && w[2] == p.server.port().to_string()
-            });
-            if has_domain && has_port {
-                Ok(format!(
-                    "scutil --dns lists a resolver for {} on port {}",
-                    p.zone,
-                    p.server.port()
-                ))
-            } else {
-                Err(format!(
-                    "scutil --dns lists no resolver for {} on port {}",
-                    p.zone,
-                    p.server.port()
-                ))
+            let out = ctx.runner.run(&argv(&[macos::SCUTIL, "--dns"]));
+            if !out.ok() {
+                return Err(format!("scutil --dns: {}", out.summary()));
             }
+            dnsinfo::route_block(&dnsinfo::parse(&out.stdout), &p.zone, p.server)
         }),
         AdapterName::ResolvedGlobal => {
             let out = ctx
@@ -222,18 +209,26 @@ fn name_checks(
         });
     }
     if adapter == AdapterName::MacosResolver {
-        let out = ctx
-            .runner
-            .run(&argv(&["dscacheutil", "-q", "host", "-a", "name", name]));
-        let ok = out
-            .stdout
-            .lines()
-            .any(|l| l.trim() == format!("ip_address: {want}"));
-        v.push(check(
-            "dscacheutil",
-            ok,
-            format!("dscacheutil -q host -a name {name}: want {want}"),
-        ));
+        let line = format!("ip_address: {want}");
+        let r = poll(wait, || {
+            let out = dscacheutil(ctx, name);
+            if out.ok() && out.stdout.lines().any(|l| l.trim() == line) {
+                Ok(format!("dscacheutil -q host -a name {name}: {want}"))
+            } else {
+                Err(format!(
+                    "dscacheutil -q host -a name {name}: {} (want {want})",
+                    if out.ok() && out.stdout.trim().is_empty() {
+                        "no address".to_string()
+                    } else {
+                        out.summary()
+                    }
+                ))
+            }
+        });
+        v.push(match r {
+            Ok(d) => check("dscacheutil", true, d),
+            Err(e) => check("dscacheutil", false, e),
+        });
     } else {
         let r = poll(wait, || {
             let out = ctx.runner.run(&argv(&["getent", "ahostsv4", name]));
@@ -291,6 +286,19 @@ pub fn refused_count(status_file: &Path) -> Result<u64, String> {
     server_status(status_file).map(|s| s.counters.refused)
 }
 
+/// A host lookup through mDNSResponder, the way every macOS program's getaddrinfo goes (there is no
+/// getent on macOS; dig and nslookup bypass /etc/resolver).
+fn dscacheutil(ctx: &mut Ctx<'_>, name: &str) -> crate::sys::Output {
+    ctx.runner.run(&argv(&[
+        macos::DSCACHEUTIL,
+        "-q",
+        "host",
+        "-a",
+        "name",
+        name,
+    ]))
+}
+
 fn random_label() -> String {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -304,15 +312,65 @@ fn status_stamp(status_file: &Path) -> Option<String> {
     server_status(status_file).ok().map(|s| s.updated)
 }
 
-/// REFUSED as of a status write that happened after this call: waits (up to `wait`) for the server
-/// to rewrite the file, so the count includes every query answered before the call.
-fn fresh_refused_count(status_file: &Path, wait: Duration) -> Result<u64, String> {
+/// The counters as of a status write that happened after this call: waits (up to `wait`) for the
+/// server to rewrite the file, so they include every query answered before the call.
+fn fresh_counters(status_file: &Path, wait: Duration) -> Result<CountersSnapshot, String> {
     let first = status_stamp(status_file);
     let deadline = std::time::Instant::now() + wait;
     while std::time::Instant::now() < deadline && status_stamp(status_file) == first {
         std::thread::sleep(Duration::from_millis(100));
     }
-    refused_count(status_file)
+    server_status(status_file).map(|s| s.counters)
+}
+
+fn fresh_refused_count(status_file: &Path, wait: Duration) -> Result<u64, String> {
+    fresh_counters(status_file, wait).map(|c| c.refused)
+}
+
+/// Queries of the zone the daemon answered (a name, or NXDOMAIN for a name it does not have).
+fn zone_answers(c: &CountersSnapshot) -> u64 {
+    c.noerror + c.nxdomain
+}
+
+/// macOS: a fresh random name under the zone, looked up through mDNSResponder, must move the daemon's
+/// answer counters — the proof that the route answered, not a cache or another resolver. Polled with
+/// a new name each time (mDNSResponder applies a change after ~25 ms, and caches what it got before).
+fn zone_lookup_reaches_daemon(ctx: &mut Ctx<'_>, p: &Params, status_file: &Path) -> Check {
+    const NAME: &str = "lookup reaches the daemon";
+    let wait = ctx.status_wait;
+    let before = match fresh_counters(status_file, wait) {
+        Ok(c) => zone_answers(&c),
+        Err(e) => return check(NAME, false, e),
+    };
+    let mut tried = 0;
+    let r = poll(ctx.settle, || {
+        let name = format!("{}.{}", random_label(), p.zone);
+        tried += 1;
+        let out = dscacheutil(ctx, &name);
+        let after = zone_answers(&fresh_counters(status_file, wait)?);
+        if after > before {
+            Ok(format!(
+                "dscacheutil -q host -a name {name} reached the daemon: its answer counters went {before} -> {after}"
+            ))
+        } else {
+            Err(format!(
+                "dscacheutil -q host -a name {name} ({}) did not reach the daemon at {}: its answer counters stayed at {before}",
+                if out.ok() { "ok".into() } else { out.summary() },
+                p.server
+            ))
+        }
+    });
+    match r {
+        Ok(d) => check(NAME, true, d),
+        Err(e) => check(
+            NAME,
+            false,
+            format!(
+                "{e} ({tried} fresh name(s) tried): mDNSResponder sends {} somewhere else",
+                p.zone
+            ),
+        ),
+    }
 }
 
 /// A random name outside the zone, looked up through the native path, must leave REFUSED alone.
@@ -325,6 +383,8 @@ fn refused_unchanged(ctx: &mut Ctx<'_>, adapter: AdapterName, status_file: &Path
     if uses_resolved(adapter) {
         ctx.runner
             .run(&argv(&["resolvectl", "--cache=no", "query", &name]));
+    } else if adapter == AdapterName::MacosResolver {
+        dscacheutil(ctx, &name);
     } else {
         ctx.runner.run(&argv(&["getent", "ahostsv4", &name]));
     }
@@ -356,6 +416,16 @@ pub fn after_apply(ctx: &mut Ctx<'_>, adapter: AdapterName, p: &Params, serial: 
     }
     if uses_resolved(adapter) {
         v.push(soa_through_resolved(ctx, &p.zone, serial, wait));
+    }
+    if adapter == AdapterName::MacosResolver {
+        v.push(match ctx.status_file.clone() {
+            Some(sf) => zone_lookup_reaches_daemon(ctx, p, &sf),
+            None => check(
+                "lookup reaches the daemon",
+                false,
+                "no status file of the daemon to read its counters from: give --state-dir",
+            ),
+        });
     }
     if let Some(name) = ctx.check_name.clone() {
         v.extend(name_checks(ctx, adapter, p, &name, wait));

@@ -62,7 +62,7 @@ impl BindError {
                 )
             }
             BindError::Permission { addr, .. } if addr.port() < 1024 => format!(
-                "ports below 1024 need privileges; use an unprivileged port such as {} or {SUGGESTED_PORT}",
+                "ports below 1024 need privileges; use an unprivileged port such as the default, {}",
                 LISTEN.port()
             ),
             BindError::Permission { .. } => {

@@ -31,7 +31,8 @@ pub struct Common {
 pub struct InstallArgs {
     #[command(flatten)]
     pub common: Common,
-    /// Address the service listens on, UDP and TCP (loopback; not 5353 where mDNS runs).
+    /// Address the service listens on, UDP and TCP (loopback; never 5353 on macOS, nor on Linux where
+    /// an mDNS stack runs).
     #[arg(long, env = ENV_LISTEN, default_value = LISTEN_STR, value_delimiter = ',')]
     pub listen: Vec<SocketAddr>,
     /// The system unit's User= (an existing account; not root).

@@ -107,6 +107,25 @@ pub fn execute(host: &mut Host<'_>, steps: &[Action]) -> Result<String, AppError
                 out.push_str(&format!("{addr} answers {zone} SOA (serial {serial})\n"));
                 continue;
             }
+            Action::WaitFails { argv, budget, what } => {
+                let deadline = Instant::now() + *budget;
+                // Bounded: the runner bounds each call, and the loop ends at the deadline.
+                while host.runner.run(argv).ok() {
+                    if Instant::now() >= deadline {
+                        return Err(fail(
+                            &out,
+                            Class::Runtime,
+                            format!(
+                                "`{}` still succeeds {} s later: not yet {what}",
+                                argv.join(" "),
+                                budget.as_secs()
+                            ),
+                            "wait a moment and run the same command again".into(),
+                        ));
+                    }
+                    std::thread::sleep(PROBE_PAUSE);
+                }
+            }
             Action::RouteUninstall => {
                 host.route.uninstall().map_err(|e| {
                     fail(

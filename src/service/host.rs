@@ -53,11 +53,11 @@ pub struct Host<'a> {
     pub daemon_status: &'a DaemonStatus<'a>,
 }
 
-/// The unit (or agent) file of this install, and whether the manager has it loaded. systemd is not
-/// asked: its unit is present when its file is.
+/// The unit (or agent) file of this install, and where launchd has it loaded. systemd is not asked:
+/// its unit is present when its file is.
 pub struct UnitFile {
     pub path: PathBuf,
-    pub loaded: bool,
+    pub loaded: Option<launchd::Domain>,
 }
 
 /// The state dir the unit will use, absolute.
@@ -81,9 +81,11 @@ impl Host<'_> {
     pub fn logs_hint(&self) -> String {
         match self.manager() {
             Manager::Launchd => format!(
-                "see {}/pigsty-dns.err.log and launchctl print {}",
+                "see {}/pigsty-dns.err.log and {} print {} (over SSH: {})",
                 launchd::log_dir(&self.home).display(),
-                launchd::target(self.uid)
+                launchd::LAUNCHCTL,
+                launchd::Domain::Gui(self.uid).target(),
+                launchd::Domain::User(self.uid).target()
             ),
             Manager::Systemd => format!(
                 "see systemctl --user status {0} and journalctl --user -u {0} (for --system, without --user)",
@@ -106,13 +108,28 @@ impl Host<'_> {
         match self.manager() {
             Manager::Systemd => UnitFile {
                 path: systemd::unit_path(system, &self.config_home, &self.root),
-                loaded: false,
+                loaded: None,
             },
             Manager::Launchd => UnitFile {
-                loaded: launchd::loaded(self.runner, self.uid),
+                loaded: launchd::loaded_in(self.runner, self.uid),
                 path: launchd::plist_path(&self.home),
             },
         }
+    }
+
+    /// macOS: a LaunchAgent belongs to the user who runs it; as root (sudo) launchctl would load it
+    /// into root's domain, and the route commands that need root are separate.
+    pub fn refuse_root_for_launchd(&self, command: &str) -> Result<(), AppError> {
+        if self.manager() == Manager::Launchd && self.is_root {
+            let who = self.sudo_user.as_deref().unwrap_or("the user it is for");
+            return Err(usage(
+                format!(
+                    "`{command}` on macOS manages your own LaunchAgent, but it runs as root (sudo): launchd would put it in root's domain, not {who}'s"
+                ),
+                format!("run it again as {who}, without sudo: pigsty-dns {command}"),
+            ));
+        }
+        Ok(())
     }
 }
 

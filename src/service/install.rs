@@ -21,6 +21,7 @@ const COMMAND: &str = "service install";
 pub fn install(host: &mut Host<'_>, a: &InstallArgs) -> Result<Report, AppError> {
     let c = &a.common;
     host.check_system_flag(c)?;
+    host.refuse_root_for_launchd(COMMAND)?;
     let zone = zone_arg(&c.zone)?;
     let mdns = match host.manager() {
         Manager::Systemd if a.listen.iter().any(|l| l.port() == MDNS_PORT) => {
@@ -29,7 +30,12 @@ pub fn install(host: &mut Host<'_>, a: &InstallArgs) -> Result<Report, AppError>
         _ => Vec::new(),
     };
     ports::check_listen(host.os, &a.listen, &mdns)?;
-    let program = check_program(a.program.as_deref().unwrap_or(&host.exe), c.system)?;
+    let mut notes = Vec::new();
+    let asked = a.program.as_deref().unwrap_or(&host.exe);
+    let program = match host.manager() {
+        Manager::Launchd => agent_program(asked, &mut notes)?,
+        Manager::Systemd => check_program(asked, c.system)?,
+    };
     let dir = state_dir(c)?;
     let spec = UnitSpec {
         program,
@@ -42,7 +48,6 @@ pub fn install(host: &mut Host<'_>, a: &InstallArgs) -> Result<Report, AppError>
             Manager::Systemd => "json",
         },
     };
-    let mut notes = Vec::new();
     let mut steps = match host.manager() {
         Manager::Systemd => systemd_steps(host, a, &spec, &dir, &mut notes)?,
         Manager::Launchd => {
@@ -52,11 +57,22 @@ pub fn install(host: &mut Host<'_>, a: &InstallArgs) -> Result<Report, AppError>
                     "leave out --user",
                 ));
             }
+            let session = launchd::session_domain(host.runner, host.uid).map_err(|why| {
+                AppError::new(
+                    Class::Capability,
+                    format!("cannot tell which launchd domain this session loads agents into: {why}"),
+                    "run it from Terminal in your login session (gui domain) or over ssh (user domain), as yourself",
+                )
+            })?;
             let path = launchd::plist_path(&host.home);
             let content =
                 render::launchd(&spec, &launchd::log_dir(&host.home)).map_err(render_err)?;
-            let is_loaded = launchd::loaded(host.runner, host.uid);
-            launchd::install_steps(host.uid, &path, content, is_loaded)
+            let loaded = launchd::loaded_in(host.runner, host.uid);
+            notes.push(format!(
+                "the agent loads into {} (launchctl managername)",
+                session.name()
+            ));
+            launchd::install_steps(session, &path, content, loaded)
         }
     };
     if let Some(first) = a.listen.first() {
@@ -152,6 +168,29 @@ fn render_err(e: RenderError) -> AppError {
         format!("cannot render the unit: {e}"),
         "use paths and names without control characters",
     )
+}
+
+/// The LaunchAgent's program: the path as given, made absolute but with its links kept, when it
+/// leads to an executable — a Homebrew `bin/pigsty-dns` link stays valid across upgrades, while the
+/// versioned `Cellar/…` file it points to disappears with the next one. The note says which it is.
+pub fn agent_program(path: &Path, notes: &mut Vec<String>) -> Result<PathBuf, AppError> {
+    let canonical = check_program(path, false)?;
+    let asked = std::path::absolute(path).map_err(|e| {
+        usage(
+            format!("program {}: {e}", path.display()),
+            "give --program the absolute path of the pigsty-dns binary",
+        )
+    })?;
+    if asked == canonical {
+        notes.push(format!("the agent runs {}", canonical.display()));
+        return Ok(canonical);
+    }
+    notes.push(format!(
+        "the agent runs {} (a link, now to {}): it keeps working when an upgrade replaces what it points to",
+        asked.display(),
+        canonical.display()
+    ));
+    Ok(asked)
 }
 
 /// The program path, absolute with symlinks resolved, an executable file. For the system unit: owned by

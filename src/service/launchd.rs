@@ -1,12 +1,18 @@
-//! launchd: the LaunchAgent's path, the launchctl calls that load / remove it in the user's GUI domain,
-//! and reading its state from `launchctl print`.
+//! launchd: the LaunchAgent's path, the launchd domain of this session (`launchctl managername`: gui/UID
+//! at the console, user/UID over SSH), the launchctl calls that load / remove the agent there, and
+//! reading its state from `launchctl print`. launchctl is called by its absolute path.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::steps::Action;
-use crate::sys::Runner;
+use crate::sys::{Output, Runner};
 
 pub const LABEL: &str = "io.pigsty.dns";
+pub const LAUNCHCTL: &str = "/bin/launchctl";
+/// How long install waits, after `bootout`, for launchd to let go of the label: `bootstrap` right
+/// after `bootout` can fail with "Input/output error" while the old instance is still being torn down.
+pub const BOOTOUT_WAIT: Duration = Duration::from_secs(10);
 
 pub fn plist_path(home: &Path) -> PathBuf {
     home.join("Library/LaunchAgents")
@@ -17,57 +23,119 @@ pub fn log_dir(home: &Path) -> PathBuf {
     home.join("Library/Logs")
 }
 
-pub fn domain(uid: u32) -> String {
-    format!("gui/{uid}")
+/// A per-user launchd domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Domain {
+    /// `gui/UID`: the login session at the console (Aqua).
+    Gui(u32),
+    /// `user/UID`: the user's background session (an SSH login).
+    User(u32),
 }
 
-pub fn target(uid: u32) -> String {
-    format!("gui/{uid}/{LABEL}")
+impl Domain {
+    pub fn name(self) -> String {
+        match self {
+            Domain::Gui(uid) => format!("gui/{uid}"),
+            Domain::User(uid) => format!("user/{uid}"),
+        }
+    }
+
+    /// The agent in this domain: `gui/501/io.pigsty.dns`.
+    pub fn target(self) -> String {
+        format!("{}/{LABEL}", self.name())
+    }
+
+    /// Both domains of `uid`, the console's first.
+    pub fn both(uid: u32) -> [Domain; 2] {
+        [Domain::Gui(uid), Domain::User(uid)]
+    }
+}
+
+fn launchctl(args: &[&str]) -> Vec<String> {
+    std::iter::once(LAUNCHCTL)
+        .chain(args.iter().copied())
+        .map(str::to_string)
+        .collect()
 }
 
 fn run(args: &[&str], may_fail: bool) -> Action {
-    let mut argv = vec!["launchctl".to_string()];
-    argv.extend(args.iter().map(|a| a.to_string()));
-    Action::Run { argv, may_fail }
+    Action::Run {
+        argv: launchctl(args),
+        may_fail,
+    }
 }
 
-fn print_argv(uid: u32) -> Vec<String> {
-    vec!["launchctl".to_string(), "print".to_string(), target(uid)]
+/// `launchctl managername`'s answer as a domain: Aqua (the console) → `gui/UID`, Background (an SSH
+/// login; StandardIO on older releases) → `user/UID`. Anything else (System: root; LoginWindow) has no
+/// domain a LaunchAgent of this user belongs in.
+pub fn domain_of_manager(out: &Output, uid: u32) -> Result<Domain, String> {
+    let name = out.stdout.trim();
+    match name {
+        "Aqua" if out.ok() => Ok(Domain::Gui(uid)),
+        "Background" | "StandardIO" if out.ok() => Ok(Domain::User(uid)),
+        _ if !out.ok() => Err(format!("launchctl managername failed: {}", out.summary())),
+        other => Err(format!(
+            "launchctl managername says {other:?}, a session without a per-user domain for a LaunchAgent"
+        )),
+    }
 }
 
-/// Whether the agent is loaded now (`launchctl print` succeeds).
-pub fn loaded(runner: &mut dyn Runner, uid: u32) -> bool {
-    runner.run(&print_argv(uid)).ok()
+/// The domain this session's agents load into.
+pub fn session_domain(runner: &mut dyn Runner, uid: u32) -> Result<Domain, String> {
+    domain_of_manager(&runner.run(&launchctl(&["managername"])), uid)
 }
 
-/// The loaded agent's state; `None` when it is not loaded (or launchctl cannot tell).
-pub fn agent_state(runner: &mut dyn Runner, uid: u32) -> Option<AgentState> {
-    Some(runner.run(&print_argv(uid)))
-        .filter(|o| o.ok())
-        .map(|o| parse_print(&o.stdout))
+fn print_argv(d: Domain) -> Vec<String> {
+    launchctl(&["print", &d.target()])
 }
 
-/// A loaded agent is booted out first: bootstrap refuses a label that is already loaded, and this is
-/// also how an upgrade restarts it. `enable` clears a disabled override left by an earlier uninstall.
-pub fn install_steps(uid: u32, path: &Path, content: String, is_loaded: bool) -> Vec<Action> {
+/// Where the agent is loaded now (`launchctl print` succeeds), the console's domain asked first.
+pub fn loaded_in(runner: &mut dyn Runner, uid: u32) -> Option<Domain> {
+    Domain::both(uid)
+        .into_iter()
+        .find(|d| runner.run(&print_argv(*d)).ok())
+}
+
+/// The loaded agent and its state; `None` when it is loaded in neither domain.
+pub fn agent_state(runner: &mut dyn Runner, uid: u32) -> Option<(Domain, AgentState)> {
+    Domain::both(uid).into_iter().find_map(|d| {
+        let o = runner.run(&print_argv(d));
+        o.ok().then(|| (d, parse_print(&o.stdout)))
+    })
+}
+
+/// A loaded agent is booted out first (bootstrap refuses a label that is already loaded, and this is
+/// also how an upgrade restarts it), and launchd is given time to let go of it. `enable` clears a
+/// disabled override left by an earlier uninstall.
+pub fn install_steps(
+    session: Domain,
+    path: &Path,
+    content: String,
+    loaded: Option<Domain>,
+) -> Vec<Action> {
     let mut steps = vec![Action::Write {
         path: path.to_path_buf(),
         content,
         mode: 0o644,
     }];
-    if is_loaded {
-        steps.push(run(&["bootout", &target(uid)], true));
+    if let Some(d) = loaded {
+        steps.push(run(&["bootout", &d.target()], true));
+        steps.push(Action::WaitFails {
+            argv: print_argv(d),
+            budget: BOOTOUT_WAIT,
+            what: format!("launchd has unloaded {}", d.target()),
+        });
     }
     let p = path.display().to_string();
-    steps.push(run(&["enable", &target(uid)], false));
-    steps.push(run(&["bootstrap", &domain(uid), &p], false));
+    steps.push(run(&["enable", &session.target()], false));
+    steps.push(run(&["bootstrap", &session.name(), &p], false));
     steps
 }
 
-pub fn uninstall_steps(uid: u32, path: &Path, is_loaded: bool) -> Vec<Action> {
+pub fn uninstall_steps(path: &Path, loaded: Option<Domain>) -> Vec<Action> {
     let mut steps = Vec::new();
-    if is_loaded {
-        steps.push(run(&["bootout", &target(uid)], false));
+    if let Some(d) = loaded {
+        steps.push(run(&["bootout", &d.target()], false));
     }
     steps.push(Action::Remove {
         path: path.to_path_buf(),
@@ -90,7 +158,7 @@ impl AgentState {
     }
 }
 
-/// The top-level `key = value` lines of `launchctl print gui/<uid>/<label>` (nested blocks skipped).
+/// The top-level `key = value` lines of `launchctl print <domain>/<label>` (nested blocks skipped).
 pub fn parse_print(text: &str) -> AgentState {
     let mut s = AgentState::default();
     let mut depth = 0usize;
@@ -124,6 +192,30 @@ pub fn parse_print(text: &str) -> AgentState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_manager_name_picks_the_domain() {
+        let ok = |s: &str| Output::ok_with(s);
+        assert_eq!(domain_of_manager(&ok("Aqua\n"), 501), Ok(Domain::Gui(501)));
+        assert_eq!(
+            domain_of_manager(&ok("Background\n"), 501),
+            Ok(Domain::User(501))
+        );
+        assert_eq!(
+            domain_of_manager(&ok("StandardIO\n"), 501),
+            Ok(Domain::User(501))
+        );
+        for bad in ["System\n", "LoginWindow\n", ""] {
+            assert!(domain_of_manager(&ok(bad), 501).is_err(), "{bad:?}");
+        }
+        assert!(
+            domain_of_manager(&Output::fail(1, "Unknown job manager!"), 501)
+                .unwrap_err()
+                .contains("Unknown job manager")
+        );
+        assert_eq!(Domain::User(501).target(), "user/501/io.pigsty.dns");
+        assert_eq!(Domain::Gui(501).name(), "gui/501");
+    }
 
     #[test]
     fn parses_launchctl_print() {

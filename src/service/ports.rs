@@ -1,17 +1,17 @@
-//! Which listen addresses a service can use. The mDNS port is the default one, and the trap: on macOS
-//! mDNSResponder holds it (UDP, all addresses) and a LaunchAgent cannot bind beside it; on Linux a
-//! server that starts before Avahi or resolved's mDNS locks them out, and one that starts after them
-//! crash-loops. Detection is read-only.
+//! Which listen addresses a service can use. The mDNS port (the default of earlier releases) is the
+//! trap: on macOS mDNSResponder holds it (UDP, all addresses) and a LaunchAgent cannot bind beside it;
+//! on Linux a server that starts before Avahi or resolved's mDNS locks them out, and one that starts
+//! after them crash-loops. Detection is read-only. Also: spotting a unit still on that old default.
 
 use std::net::SocketAddr;
 use std::path::Path;
 
-use crate::defaults::{LISTEN, MDNS_PORT, SUGGESTED_PORT};
+use crate::defaults::{LISTEN, MACOS_MDNS_WHY, MDNS_PORT, with_suggested_port};
 use crate::error::{AppError, Class};
 use crate::sys::{Os, Runner};
 
 fn suggest(addr: &SocketAddr) -> SocketAddr {
-    SocketAddr::new(addr.ip(), SUGGESTED_PORT)
+    with_suggested_port(*addr)
 }
 
 /// Refuses what can never work as a service; `mdns` lists the mDNS stacks found (Linux).
@@ -56,10 +56,8 @@ pub fn check_listen(os: Os, listen: &[SocketAddr], mdns: &[String]) -> Result<()
         }
         if os == Os::Macos {
             return Err(AppError::new(
-                Class::Capability,
-                format!(
-                    "cannot install a service on {a}: UDP {MDNS_PORT} belongs to mDNSResponder, and a LaunchAgent cannot bind it"
-                ),
+                Class::Usage,
+                format!("cannot install a service on {a}: {MACOS_MDNS_WHY}"),
                 format!(
                     "give --listen {} (and use that port for the route)",
                     suggest(a)
@@ -81,6 +79,41 @@ pub fn check_listen(os: Os, listen: &[SocketAddr], mdns: &[String]) -> Result<()
         }
     }
     Ok(())
+}
+
+/// The `--listen` addresses of an installed unit: the word after each `--listen` in a systemd
+/// `ExecStart=` line or in a plist's `<string>` list.
+pub fn listen_in_unit(text: &str) -> Vec<SocketAddr> {
+    let words: Vec<&str> = text
+        .lines()
+        .flat_map(|l| {
+            let l = l.trim();
+            match l
+                .strip_prefix("<string>")
+                .and_then(|w| w.strip_suffix("</string>"))
+            {
+                Some(w) => vec![w],
+                None => l.split_whitespace().collect(),
+            }
+        })
+        .collect();
+    words
+        .windows(2)
+        .filter(|w| w[0] == "--listen")
+        .filter_map(|w| w[1].trim_matches('"').parse().ok())
+        .collect()
+}
+
+/// A unit installed by a release whose default was the mDNS port: what it listens on, and the commands
+/// that move it (and a route pointing at it) to the suggested port.
+pub fn old_default_note(listen: &[SocketAddr], exe: &str) -> Option<String> {
+    let old = listen.iter().find(|a| a.port() == MDNS_PORT)?;
+    let new = suggest(old);
+    Some(format!(
+        "the unit listens on {old}, the mDNS port (the default before 5354; on macOS it never works). Move it: \
+         {exe} service install --listen {new} (with the flags you installed it with), then, if a route is installed: \
+         sudo {exe} route uninstall --yes && sudo {exe} route install --server {new} --yes"
+    ))
 }
 
 const ENABLED: &[&str] = &[
@@ -255,7 +288,8 @@ mod tests {
         assert!(check_listen(Os::Linux, &addrs("127.0.0.1:5354"), &none).is_ok());
         assert!(check_listen(Os::Linux, &addrs("127.0.0.1:5353"), &none).is_ok());
         let e = check_listen(Os::Macos, &addrs("127.0.0.1:5353"), &none).unwrap_err();
-        assert_eq!(e.class, Class::Capability);
+        assert_eq!(e.class, Class::Usage);
+        assert_eq!(e.class.exit_code(), 2);
         assert!(e.message.contains("mDNSResponder") && e.next.contains("127.0.0.1:5354"));
         let e = check_listen(
             Os::Linux,
@@ -357,6 +391,30 @@ mod tests {
         assert_eq!(
             detect_mdns(r, &mut runner()),
             ["UDP port 5353 is already bound (uid 107)"]
+        );
+    }
+
+    #[test]
+    fn a_unit_on_the_old_default_is_spotted_in_either_format() {
+        let unit = "[Service]\nExecStart=/usr/bin/pigsty-dns serve --listen 127.0.0.1:5353 --listen [::1]:5353 --state-dir /x\n";
+        assert_eq!(
+            listen_in_unit(unit),
+            addrs("127.0.0.1:5353")
+                .into_iter()
+                .chain(addrs("[::1]:5353"))
+                .collect::<Vec<_>>()
+        );
+        let plist = "\t\t<string>/usr/local/bin/pigsty-dns</string>\n\t\t<string>serve</string>\n\t\t<string>--listen</string>\n\t\t<string>127.0.0.1:5353</string>\n";
+        assert_eq!(listen_in_unit(plist), addrs("127.0.0.1:5353"));
+        let note = old_default_note(&listen_in_unit(plist), "pigsty-dns").unwrap();
+        assert!(
+            note.contains("pigsty-dns service install --listen 127.0.0.1:5354")
+                && note.contains("route install --server 127.0.0.1:5354"),
+            "{note}"
+        );
+        assert_eq!(
+            old_default_note(&addrs("127.0.0.1:5354"), "pigsty-dns"),
+            None
         );
     }
 

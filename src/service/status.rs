@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::cli::StatusArgs;
 use super::host::{Host, Manager, state_dir};
-use super::{launchd, systemd};
+use super::{launchd, ports, systemd};
 use crate::error::{AppError, Class, zone_arg};
 use crate::output::{FORMAT, Report};
 
@@ -30,11 +30,18 @@ pub fn status(host: &mut Host<'_>, a: &StatusArgs) -> Result<Report, AppError> {
     let daemon = (host.daemon_status)(&dir, &zone)
         .map_err(|e| e.report.unwrap_or_else(|| format!("{}\n", e.message)));
     let installed = path.exists();
+    let old_port = std::fs::read_to_string(&path).ok().and_then(|t| {
+        ports::old_default_note(&ports::listen_in_unit(&t), &host.exe.display().to_string())
+    });
     let text = format!(
-        "{}unit file {}{}\n{}",
+        "{}unit file {}{}\n{}{}",
         unit.line,
         path.display(),
         if installed { "" } else { " (missing)" },
+        old_port
+            .as_ref()
+            .map(|n| format!("note: {n}\n"))
+            .unwrap_or_default(),
         match &daemon {
             Ok(r) => &r.text,
             Err(text) => text,
@@ -47,6 +54,7 @@ pub fn status(host: &mut Host<'_>, a: &StatusArgs) -> Result<Report, AppError> {
             "installed": installed,
             "unit": unit.json,
             "daemon": d.json_value(),
+            "notes": old_port.into_iter().collect::<Vec<_>>(),
         });
         return Ok(Report::new(text, json));
     }
@@ -93,11 +101,11 @@ fn systemd_unit(host: &mut Host<'_>, system: bool) -> UnitReport {
 }
 
 fn launchd_agent(host: &mut Host<'_>) -> UnitReport {
-    let target = launchd::target(host.uid);
     match launchd::agent_state(host.runner, host.uid) {
-        Some(s) => UnitReport {
+        Some((d, s)) => UnitReport {
             line: format!(
-                "agent {target}: {}, pid {}, restarts {}, last exit {}\n",
+                "agent {}: {}, pid {}, restarts {}, last exit {}\n",
+                d.target(),
                 s.state,
                 s.pid,
                 s.runs.saturating_sub(1),
@@ -111,7 +119,11 @@ fn launchd_agent(host: &mut Host<'_>) -> UnitReport {
             json: json!(s),
         },
         None => UnitReport {
-            line: format!("agent {target}: not loaded\n"),
+            line: format!(
+                "agent {}: not loaded (nor in {})\n",
+                launchd::Domain::Gui(host.uid).target(),
+                launchd::Domain::User(host.uid).name()
+            ),
             json: json!({"state": "not loaded"}),
             ok: false,
         },

@@ -34,6 +34,13 @@ pub enum Action {
         zone: Zone,
         budget: Duration,
     },
+    /// Runs `argv` until it fails (e.g. `launchctl print` once launchd let go of a label), at most for
+    /// `budget`; `what` says what its failure means.
+    WaitFails {
+        argv: Vec<String>,
+        budget: Duration,
+        what: String,
+    },
     RouteUninstall,
     /// Fails unless the route seam reports no route.
     RouteVerifyGone,
@@ -72,6 +79,11 @@ impl Action {
                 "wait up to {} s until {addr} answers {zone} SOA",
                 budget.as_secs()
             ),
+            Action::WaitFails { argv, budget, what } => format!(
+                "wait up to {} s until {what} ({} fails)",
+                budget.as_secs(),
+                argv.join(" ")
+            ),
             Action::RouteUninstall => "run: pigsty-dns route uninstall --yes".into(),
             Action::RouteVerifyGone => "check: pigsty-dns route status shows no route".into(),
             Action::Purge { path } => format!(
@@ -107,6 +119,9 @@ impl Action {
             Action::WaitSoa { addr, zone, budget } => json!({
                 "kind": "wait-soa", "server": addr.to_string(), "zone": zone.to_string(),
                 "budget_secs": budget.as_secs(),
+            }),
+            Action::WaitFails { argv, budget, what } => json!({
+                "kind": "wait-fails", "argv": argv, "budget_secs": budget.as_secs(), "until": what,
             }),
             Action::RouteUninstall => json!({"kind": "route-uninstall"}),
             Action::RouteVerifyGone => json!({"kind": "route-verify-gone"}),

@@ -50,12 +50,13 @@ pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Report, AppEr
             steps.push(Action::RouteVerifyGone);
         }
     }
+    host.refuse_root_for_launchd(COMMAND)?;
     let unit = host.unit_file(c.system);
-    let present = unit.path.exists() || unit.loaded;
+    let present = unit.path.exists() || unit.loaded.is_some();
     if present {
         steps.extend(match host.manager() {
             Manager::Systemd => systemd::uninstall_steps(c.system, &unit.path),
-            Manager::Launchd => launchd::uninstall_steps(host.uid, &unit.path, unit.loaded),
+            Manager::Launchd => launchd::uninstall_steps(&unit.path, unit.loaded),
         });
     } else {
         notes.push(format!(

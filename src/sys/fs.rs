@@ -73,14 +73,20 @@ impl WriteOptions<'_> {
     }
 }
 
-/// The temporary name beside (or in `dir` for) `path`, unique to this process.
-pub fn temp_path(path: &Path, dir: Option<&Path>) -> PathBuf {
+/// What every temporary name for `path` starts with (the process id follows): how a leftover of an
+/// interrupted write is recognised.
+pub fn temp_prefix(path: &Path) -> String {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    format!(".{name}.pigsty-dns-tmp.")
+}
+
+/// The temporary name beside (or in `dir` for) `path`, unique to this process.
+pub fn temp_path(path: &Path, dir: Option<&Path>) -> PathBuf {
     let dir = dir.or_else(|| path.parent()).unwrap_or(Path::new("."));
-    dir.join(format!(".{name}.pigsty-dns-tmp.{}", std::process::id()))
+    dir.join(format!("{}{}", temp_prefix(path), std::process::id()))
 }
 
 /// temp file (`opts.mode`, fsync) → rename into place → fsync the directory. On failure the temporary
@@ -210,6 +216,9 @@ mod tests {
             ..WriteOptions::mode(0o644)
         };
         assert!(temp_path(&p, Some(&side)).starts_with(&side));
+        let name = temp_path(&p, Some(&side));
+        let name = name.file_name().unwrap().to_string_lossy();
+        assert!(name.starts_with(&temp_prefix(&p)), "{name}");
         write_atomic(&p, b"x", &opts).unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "x");
         assert_eq!(fs::read_dir(&side).unwrap().count(), 0);

@@ -54,13 +54,22 @@ mod scripted {
 
     use super::{Output, Runner};
 
+    /// A fake program behind a command: its output from the command line, with state of its own.
+    type Fake = Box<dyn FnMut(&[String]) -> Output>;
+
+    /// What a rule answers: always the same output, or what a fake (a daemon, configd) makes of it.
+    enum Answer {
+        Fixed(Output),
+        With(Fake),
+    }
+
     /// A runner for tests: answers each command from a list of (prefix, output) rules, first match
     /// wins (a rule can be used once or forever), and records every command it was asked to run —
     /// in `calls`, and as `run <command line>` in a shared `log` when one is given, so the order
     /// against other fakes can be checked.
     #[derive(Default)]
     pub struct ScriptedRunner {
-        rules: VecDeque<(Vec<String>, Output, bool)>,
+        rules: VecDeque<(Vec<String>, Answer, bool)>,
         pub calls: Vec<Vec<String>>,
         /// What unmatched commands get (default: exit 127, "not scripted").
         pub fallback: Option<Output>,
@@ -81,12 +90,24 @@ mod scripted {
         }
         /// Every command starting with `prefix` gets `out`.
         pub fn always(&mut self, prefix: &str, out: Output) -> &mut Self {
-            self.rules.push_back((words(prefix), out, false));
+            self.rules
+                .push_back((words(prefix), Answer::Fixed(out), false));
             self
         }
         /// The next command starting with `prefix` gets `out`, once; later rules take over after.
         pub fn once(&mut self, prefix: &str, out: Output) -> &mut Self {
-            self.rules.push_front((words(prefix), out, true));
+            self.rules
+                .push_front((words(prefix), Answer::Fixed(out), true));
+            self
+        }
+        /// Every command starting with `prefix` gets what `f` makes of its whole command line.
+        pub fn with(
+            &mut self,
+            prefix: &str,
+            f: impl FnMut(&[String]) -> Output + 'static,
+        ) -> &mut Self {
+            self.rules
+                .push_back((words(prefix), Answer::With(Box::new(f)), false));
             self
         }
         /// Builder form of `always`: exit `code` with `stdout` (a failure also says so on stderr).
@@ -129,7 +150,10 @@ mod scripted {
                 .position(|(p, _, _)| argv.len() >= p.len() && argv[..p.len()] == p[..]);
             match pos {
                 Some(i) => {
-                    let out = self.rules[i].1.clone();
+                    let out = match &mut self.rules[i].1 {
+                        Answer::Fixed(o) => o.clone(),
+                        Answer::With(f) => f(argv),
+                    };
                     if self.rules[i].2 {
                         self.rules.remove(i);
                     }

@@ -30,6 +30,23 @@ pub fn user_name(uid: u32) -> String {
         .unwrap_or_else(|| uid.to_string())
 }
 
+/// The home directory of the account `name`, from the passwd entry.
+pub fn home_of(name: &str) -> Option<std::path::PathBuf> {
+    let c = std::ffi::CString::new(name).ok()?;
+    // SAFETY: c is a valid NUL-terminated string; getpwnam returns NULL or a pointer to a static entry
+    // whose pw_dir is NUL-terminated, copied out at once, before any other passwd call.
+    unsafe {
+        let pw = libc::getpwnam(c.as_ptr());
+        if pw.is_null() || (*pw).pw_dir.is_null() {
+            return None;
+        }
+        let dir = std::ffi::CStr::from_ptr((*pw).pw_dir)
+            .to_string_lossy()
+            .into_owned();
+        (!dir.is_empty()).then(|| std::path::PathBuf::from(dir))
+    }
+}
+
 /// Whether an account of that name exists.
 pub fn user_exists(name: &str) -> bool {
     let Ok(c) = std::ffi::CString::new(name) else {
@@ -60,5 +77,7 @@ mod tests {
         assert!(!pid_alive(0));
         assert!(!user_name(euid()).is_empty());
         assert!(!user_exists("no such user\u{1}"));
+        assert!(home_of("root").is_some_and(|h| h.is_absolute()));
+        assert_eq!(home_of("no such user\u{1}"), None);
     }
 }

@@ -6,9 +6,11 @@
 mod util;
 
 mod check_rules;
+mod default_port;
 mod differential;
 mod rfc_probes;
 mod route_adapters;
+mod route_macos;
 mod serve_cli;
 mod serve_dig;
 mod serve_resolver;

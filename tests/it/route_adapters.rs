@@ -63,26 +63,27 @@ const SOA: &str = "pigsty.test IN SOA localhost hostmaster.pigsty.test 7 3600 90
 /// A runner where every command succeeds and resolved shows a healthy route.
 fn healthy() -> ScriptedRunner {
     let mut r = ScriptedRunner::new();
-    r.always("resolvectl --no-pager status pigsty-dns0", Output::ok_with(LINK_STATUS))
-        .always(
-            "resolvectl --no-pager status",
-            Output::ok_with("Global\nDelegate pigsty-dns\n  DNS Servers: 127.0.0.1:5354\n"),
-        )
-        .always("resolvectl --cache=no query -t SOA", Output::ok_with(SOA))
-        .always(
-            "resolvectl --cache=no query -4",
-            Output::ok_with("meta.pigsty.test: 10.10.10.10    -- link: pigsty-dns0\n"),
-        )
-        .always(
-            "dscacheutil -q host",
-            Output::ok_with("name: meta.pigsty.test\nip_address: 10.10.10.10\n"),
-        )
-        .always("getent ahostsv4", Output::ok_with("10.10.10.10     STREAM meta.pigsty.test\n"))
-        .always(
-            "scutil --dns",
-            Output::ok_with("resolver #8\n  domain   : pigsty.test\n  nameserver[0] : 127.0.0.1\n  port     : 5354\n"),
-        )
-        .always("ip -o -4 addr show", Output::ok_with("1: lo    inet 127.0.0.1/8 scope host lo\n"));
+    r.always(
+        "resolvectl --no-pager status pigsty-dns0",
+        Output::ok_with(LINK_STATUS),
+    )
+    .always(
+        "resolvectl --no-pager status",
+        Output::ok_with("Global\nDelegate pigsty-dns\n  DNS Servers: 127.0.0.1:5354\n"),
+    )
+    .always("resolvectl --cache=no query -t SOA", Output::ok_with(SOA))
+    .always(
+        "resolvectl --cache=no query -4",
+        Output::ok_with("meta.pigsty.test: 10.10.10.10    -- link: pigsty-dns0\n"),
+    )
+    .always(
+        "getent ahostsv4",
+        Output::ok_with("10.10.10.10     STREAM meta.pigsty.test\n"),
+    )
+    .always(
+        "ip -o -4 addr show",
+        Output::ok_with("1: lo    inet 127.0.0.1/8 scope host lo\n"),
+    );
     r.fallback = Some(Output::ok_with(""));
     r
 }
@@ -152,21 +153,7 @@ impl T {
     }
     /// Every file under the root (relative paths), to prove "nothing written".
     fn tree(&self) -> Vec<String> {
-        let mut v = vec![];
-        walk(self.root(), self.root(), &mut v);
-        v.sort();
-        v
-    }
-}
-
-fn walk(base: &Path, d: &Path, out: &mut Vec<String>) {
-    for e in std::fs::read_dir(d).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(base, &p, out);
-        } else {
-            out.push(p.strip_prefix(base).unwrap().display().to_string());
-        }
+        crate::util::tree(self.root())
     }
 }
 
@@ -415,10 +402,6 @@ fn install_then_uninstall(t: &mut T, r: &Request, path: &str, adapter: &str) -> 
         "resolvectl --no-pager status",
         Output::fail(1, "Failed to resolve interface \"pigsty-dns0\""),
     );
-    t.runner.always(
-        "scutil --dns",
-        Output::ok_with("resolver #1\n  nameserver[0] : 192.0.2.53\n"),
-    );
     t.runner.fallback = Some(Output::ok_with(""));
     let out = t.uninstall().unwrap();
     assert!(out.starts_with("uninstalled"), "{out}");
@@ -615,29 +598,7 @@ fn nm_dnsmasq() {
     );
 }
 
-#[test]
-fn macos_resolver() {
-    let mut f = facts("");
-    f.os = Os::Macos;
-    let mut t = T::new(f);
-    let c = install_then_uninstall(
-        &mut t,
-        &req(None, None),
-        "/etc/resolver/pigsty.test",
-        "macos-resolver",
-    );
-    assert!(
-        c.ends_with("\ndomain pigsty.test\nnameserver 127.0.0.1\nport 5354\n"),
-        "{c}"
-    );
-    assert!(!c.contains("search"), "no search line: {c}");
-    let calls = t.runner.lines();
-    assert!(
-        calls.contains(&"scutil --dns".to_string())
-            && calls.contains(&"killall -HUP mDNSResponder".to_string()),
-        "{calls:?}"
-    );
-}
+// macos-resolver: tests/route_macos.rs (a scripted configd, mDNSResponder and daemon).
 
 #[test]
 fn resolved_global_only_when_asked_and_with_a_warning() {

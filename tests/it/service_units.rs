@@ -229,6 +229,19 @@ fn the_plist_parses_and_has_the_keys() {
     );
     assert_eq!(string("ThrottleInterval"), "10");
     assert!(map["ThrottleInterval"].has_tag_name("integer"));
+    // Loadable at the console (gui/UID) and over SSH (user/UID); not throttled as Background.
+    let sessions: Vec<String> = map["LimitLoadToSessionType"]
+        .children()
+        .filter(|n| n.has_tag_name("string"))
+        .map(|n| n.text().unwrap().to_string())
+        .collect();
+    assert_eq!(sessions, ["Aqua", "Background"]);
+    assert_eq!(string("ProcessType"), "Standard");
+    assert!(
+        !text.contains("<string>Background</string>\n</dict>")
+            && !text.contains("<key>ProcessType</key>\n\t<string>Background"),
+        "{text}"
+    );
     assert_eq!(
         string("StandardOutPath"),
         "/Users/alice/Library/Logs/pigsty-dns.out.log"

@@ -345,11 +345,14 @@ delegate_tests() {
 	start_upstream; uplink; start_resolved; start_daemon
 	rroot_fingerprint >"$ST/rroot-before"
 
-	out=$(route install --dry-run --json --server 127.0.0.1:$PORT 2>&1); rc=$?
+	# No --server: the default (127.0.0.1:5354, the daemon's $PORT) is what the plan uses.
+	out=$(route install --dry-run --json 2>&1); rc=$?
 	echo "$out" >"$ST/logs/dry-run.json"
 	check "detect: install --dry-run picks resolved-delegate for $(sx resolvectl --version | head -1)" \
 		"0 resolved-delegate" "$rc $(sed -n 's/^ *"adapter": *"\([^"]*\)".*/\1/p' <<<"$out" | head -1)"
 	check "detect: --dry-run wrote nothing" "" "$(rroot_fingerprint | diff - "$ST/rroot-before")"
+	check "detect: the plan's server is the default 127.0.0.1:$PORT" "127.0.0.1:$PORT" \
+		"$(sed -n 's/^ *"server": *"\([^"]*\)".*/\1/p' <<<"$out" | head -1)"
 
 	out=$(route install --adapter resolved-delegate --server 127.0.0.1:$PORT --yes \
 		--check-name meta.pigsty.test --state-dir "$IN/srv" 2>&1); rc=$?

@@ -271,10 +271,14 @@ variant() {   # variant networkd|runtime
 	[ "$v" = networkd ] && start_networkd
 	start_daemon
 	rroot_fingerprint >"$ST/rroot-before"
-	out=$(route install --server 127.0.0.1:5354 --link-variant "$v" --yes --check-name meta.pigsty.test --state-dir "$ST/srv" 2>&1); rc=$?
+	# No --server (and no PIGSTY_DNS_LISTEN): the default, 127.0.0.1:5354, is the daemon's address.
+	out=$(env -u PIGSTY_DNS_LISTEN PATH=$ST/bin:$PATH timeout 60 "$PIGSTY_DNS_BIN" route install --root "$ST/rroot" \
+		--link-variant "$v" --yes --check-name meta.pigsty.test --state-dir "$ST/srv" 2>&1); rc=$?
 	echo "$out" >"$ST/logs/install-$v.log"
 	check "$v: route install (verified: scope, SOA, resolvectl, getent, REFUSED unchanged)" 0 "$rc"
 	[ "$rc" = 0 ] || echo "$out" | tail -5
+	check "$v: the route uses the default server 127.0.0.1:5354" 1 \
+		"$(grep -c '"server": "127.0.0.1:5354"' "$ST/rroot/var/lib/pigsty-dns-route/journal.json" 2>/dev/null)"
 	check "$v: link has a DNS scope without default route" "DNS" "$(rctl status pigsty-dns0 2>/dev/null | awk -F': ' '/Current Scopes/{print $2}')"
 	check "$v: meta.pigsty.test via resolvectl" "10.10.10.10" "$(rq meta.pigsty.test)"
 	check "$v: meta.pigsty.test via stub 127.0.0.53" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"

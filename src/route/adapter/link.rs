@@ -64,6 +64,7 @@ fn networkd(p: &Params) -> Render {
             ),
         ],
         warnings: vec![],
+        temp_dir: None,
     }
 }
 
@@ -195,5 +196,6 @@ fn runtime(p: &Params) -> Render {
             v
         },
         warnings,
+        temp_dir: None,
     }
 }

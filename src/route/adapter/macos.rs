@@ -1,13 +1,25 @@
 //! macos-resolver: /etc/resolver/<zone>, picked up by configd through FSEvents. No `search` line: it
-//! would make every bare hostname lookup hang while the daemon is down.
+//! would make every bare hostname lookup hang while the daemon is down. The helpers run as root, so
+//! each is called by its absolute path (under sudo PATH is the user's, Homebrew's directories first).
 
 use super::types::{AdapterName, Params, Render, Step};
 use crate::route::files::wrap;
 
 const NAME: AdapterName = AdapterName::MacosResolver;
 
-/// configd reads every file here as a resolver for the domain the file is named after.
+/// configd reads every entry here (dotfiles included) as a resolver for the domain of its `domain` line,
+/// else for its file name.
 pub const DIR: &str = "/etc/resolver";
+/// Where the atomic write keeps its temporary file: not in `DIR`, where it would be a live resolver
+/// while it exists (and after a crash); `/etc` is a link to it, so it is on the same volume.
+pub const TEMP_DIR: &str = "/private/etc";
+/// The temporary directory under a root prefix that has no `/private/etc` (a test root, Linux):
+/// `DIR`'s parent, created with it.
+pub const TEMP_DIR_FALLBACK: &str = "/etc";
+
+pub const SCUTIL: &str = "/usr/sbin/scutil";
+pub const DSCACHEUTIL: &str = "/usr/bin/dscacheutil";
+pub const KILLALL: &str = "/usr/bin/killall";
 
 pub fn path_for(zone: &str) -> String {
     format!("{DIR}/{zone}")
@@ -17,6 +29,20 @@ pub fn path(p: &Params) -> String {
     path_for(&p.zone)
 }
 
+/// The cache flush after a change: the directory-services cache, then mDNSResponder's.
+pub fn flush() -> Vec<Step> {
+    vec![
+        Step::new(
+            &[DSCACHEUTIL, "-flushcache"],
+            "flush the directory-services cache",
+        ),
+        Step::tolerant(
+            &[KILLALL, "-HUP", "mDNSResponder"],
+            "make mDNSResponder drop cached answers",
+        ),
+    ]
+}
+
 pub fn render(p: &Params) -> Render {
     let body = format!(
         "domain {}\nnameserver {}\nport {}\n",
@@ -24,20 +50,14 @@ pub fn render(p: &Params) -> Render {
         p.server.ip(),
         p.server.port()
     );
-    let flush = vec![
-        Step::new(&["dscacheutil", "-flushcache"], "flush cached answers"),
-        Step::tolerant(
-            &["killall", "-HUP", "mDNSResponder"],
-            "mDNSResponder drops its cache",
-        ),
-    ];
     Render {
         files: vec![(path(p), wrap(NAME.as_str(), None, &body))],
         // configd notices the file by itself; flushing is the flush phase.
         apply: vec![],
         enable: vec![],
         pre_undo: vec![],
-        undo: flush,
+        undo: flush(),
         warnings: vec![],
+        temp_dir: Some(TEMP_DIR),
     }
 }

@@ -25,16 +25,7 @@ pub fn render(adapter: AdapterName, p: &Params) -> Render {
 /// Caches to flush after a change, per adapter.
 pub fn flush_steps(adapter: AdapterName) -> Vec<Step> {
     match adapter {
-        AdapterName::MacosResolver => vec![
-            Step::new(
-                &["dscacheutil", "-flushcache"],
-                "flush the directory-services cache",
-            ),
-            Step::tolerant(
-                &["killall", "-HUP", "mDNSResponder"],
-                "make mDNSResponder drop cached answers",
-            ),
-        ],
+        AdapterName::MacosResolver => macos::flush(),
         // dnsmasq starts with an empty cache when NetworkManager reloads it.
         AdapterName::NmDnsmasq => vec![],
         AdapterName::ResolvedDelegate | AdapterName::ResolvedLink | AdapterName::ResolvedGlobal => {

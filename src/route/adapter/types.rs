@@ -153,6 +153,9 @@ pub struct Render {
     pub pre_undo: Vec<Step>,
     pub undo: Vec<Step>,
     pub warnings: Vec<String>,
+    /// Where the atomic writes keep their temporary files (absolute, as the system sees it) when the
+    /// files' own directory must not hold them; `None`: beside each file.
+    pub temp_dir: Option<&'static str>,
 }
 
 impl Render {

@@ -1,0 +1,640 @@
+//! What macOS's resolver stack makes of the route, read the way configd and mDNSResponder do (facts
+//! from configd's `dnsinfo/dnsinfo_flatfile.c` and `dnsinfo_logging.h`, mDNSResponder's
+//! `mDNSMacOSX.c`): the resolver blocks `scutil --dns` prints, configd's reading of `/etc/resolver`,
+//! and every other resolver that claims the zone.
+//!
+//! `scutil --dns` prints a `DNS configuration` section, then `DNS configuration (for scoped queries)`
+//! and `(for service-specific queries)`, each a list of `resolver #N` blocks (numbered from 1 in each
+//! section) of `  key : value` lines: `domain   :`, `search domain[i] :`, `nameserver[i] :`,
+//! `options  :`, `port     :` (only when not 0), `timeout  :`, `if_index : N (name)`, `flags    :`,
+//! `reach    :`, `order    :`.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::adapter::macos::{self, SCUTIL};
+use super::files::{self, under};
+use crate::defaults::MDNS_PORT;
+use crate::sys::{Runner, argv, fs::temp_prefix};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Section {
+    /// `DNS configuration`: what unscoped queries use, `/etc/resolver` files included.
+    #[default]
+    Default,
+    /// `DNS configuration (for scoped queries)`: per-interface resolvers (a VPN's among them).
+    Scoped,
+    /// `DNS configuration (for service-specific queries)`.
+    ServiceSpecific,
+}
+
+/// One `resolver #N` block.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Resolver {
+    pub section: Section,
+    pub number: u32,
+    pub domain: Option<String>,
+    pub search: Vec<String>,
+    pub nameservers: Vec<String>,
+    pub options: Option<String>,
+    pub port: Option<u16>,
+    /// `17 (utun4)`.
+    pub if_index: Option<String>,
+    /// `Scoped`, `Supplemental`, `Request A records`, ...
+    pub flags: Vec<String>,
+    pub order: Option<u32>,
+}
+
+/// A domain as configd stores it: no trailing dots; compared without regard to case.
+pub fn norm(d: &str) -> String {
+    d.trim_end_matches('.').to_ascii_lowercase()
+}
+
+fn same_ip(a: &str, b: IpAddr) -> bool {
+    a.parse::<IpAddr>().is_ok_and(|a| a == b)
+}
+
+impl Resolver {
+    pub fn serves(&self, zone: &str) -> bool {
+        self.domain
+            .as_deref()
+            .is_some_and(|d| norm(d) == norm(zone))
+    }
+
+    /// mDNSResponder sends unicast DNS to this resolver: it has a nameserver and is not on port 5353.
+    pub fn is_unicast(&self) -> bool {
+        !self.nameservers.is_empty() && self.port != Some(MDNS_PORT)
+    }
+
+    /// The route's own block: an unscoped resolver for `zone` whose first nameserver and port are
+    /// the daemon's.
+    pub fn is_route(&self, zone: &str, server: SocketAddr) -> bool {
+        self.section == Section::Default
+            && self.serves(zone)
+            && self
+                .nameservers
+                .first()
+                .is_some_and(|n| same_ip(n, server.ip()))
+            && self.port == Some(server.port())
+    }
+
+    /// `resolver #9 (for scoped queries): nameserver 10.8.0.1, if_index 17 (utun4), flags Scoped`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.nameservers.is_empty() {
+            parts.push(format!("nameserver {}", self.nameservers.join(" ")));
+        }
+        if let Some(p) = self.port {
+            parts.push(format!("port {p}"));
+        }
+        if let Some(o) = &self.options {
+            parts.push(format!("options {o}"));
+        }
+        if let Some(i) = &self.if_index {
+            parts.push(format!("if_index {i}"));
+        }
+        if !self.flags.is_empty() {
+            parts.push(format!("flags {}", self.flags.join(", ")));
+        }
+        let section = match self.section {
+            Section::Default => "",
+            Section::Scoped => " (for scoped queries)",
+            Section::ServiceSpecific => " (for service-specific queries)",
+        };
+        format!("resolver #{}{section}: {}", self.number, parts.join(", "))
+    }
+}
+
+/// Every resolver block of `scutil --dns` (also `scutil -d --dns`, whose flags carry a hex prefix).
+pub fn parse(text: &str) -> Vec<Resolver> {
+    let mut out: Vec<Resolver> = Vec::new();
+    let mut section = Section::Default;
+    let mut cur: Option<Resolver> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("DNS configuration") {
+            out.extend(cur.take());
+            section = match rest.trim() {
+                "(for scoped queries)" => Section::Scoped,
+                "(for service-specific queries)" => Section::ServiceSpecific,
+                _ => Section::Default,
+            };
+            continue;
+        }
+        if let Some(n) = t.strip_prefix("resolver #") {
+            out.extend(cur.take());
+            cur = Some(Resolver {
+                section,
+                number: n.trim().parse().unwrap_or(0),
+                ..Resolver::default()
+            });
+            continue;
+        }
+        let Some(r) = cur.as_mut() else { continue };
+        // `  flags    : ` has an empty value (trimmed to `flags    :`).
+        let Some((key, value)) = t
+            .split_once(" : ")
+            .or_else(|| t.strip_suffix(" :").map(|k| (k, "")))
+        else {
+            continue;
+        };
+        let value = value.trim();
+        match key.trim() {
+            "domain" => r.domain = Some(value.to_string()),
+            "options" => r.options = Some(value.to_string()),
+            "port" => r.port = value.parse().ok(),
+            "if_index" => r.if_index = Some(value.to_string()),
+            "order" => r.order = value.parse().ok(),
+            "flags" => r.flags = parse_flags(value),
+            k if k.starts_with("nameserver[") => r.nameservers.push(value.to_string()),
+            k if k.starts_with("search domain[") => r.search.push(value.to_string()),
+            _ => {}
+        }
+    }
+    out.extend(cur);
+    out
+}
+
+/// `Scoped, Request A records`, or with `-d` `0x00000003 (Scoped, Request A records)`.
+fn parse_flags(v: &str) -> Vec<String> {
+    let v = match v.split_once(" (") {
+        Some((hex, rest)) if hex.starts_with("0x") => rest.trim_end_matches(')'),
+        _ if v.starts_with("0x") => "",
+        _ => v,
+    };
+    v.split(',')
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Does `scutil --dns` show the route? Ok(detail) or Err(why not).
+pub fn route_block(
+    resolvers: &[Resolver],
+    zone: &str,
+    server: SocketAddr,
+) -> Result<String, String> {
+    if let Some(r) = resolvers.iter().find(|r| r.is_route(zone, server)) {
+        return Ok(format!(
+            "scutil --dns lists {} for domain {zone}",
+            r.describe()
+        ));
+    }
+    let for_zone: Vec<String> = resolvers
+        .iter()
+        .filter(|r| r.serves(zone))
+        .map(Resolver::describe)
+        .collect();
+    if for_zone.is_empty() {
+        Err(format!(
+            "scutil --dns lists no resolver for domain {zone}: configd has not read /etc/resolver/{zone}"
+        ))
+    } else {
+        Err(format!(
+            "scutil --dns lists no unscoped resolver for {zone} with nameserver {} and port {} (only: {})",
+            server.ip(),
+            server.port(),
+            for_zone.join("; ")
+        ))
+    }
+}
+
+/// One entry of `/etc/resolver` as configd reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolverFile {
+    pub path: PathBuf,
+    pub name: String,
+    /// The first `domain` line (trailing dots trimmed), else the file name.
+    pub domain: String,
+    /// The domain came from a `domain` line, not the file name.
+    pub domain_line: bool,
+    pub nameservers: Vec<String>,
+    pub port: Option<u16>,
+    pub options: Option<String>,
+    /// Carries pigsty-dns's ownership marker.
+    pub ours: bool,
+}
+
+/// configd's reading of one file: `#` and `;` lines are comments, keywords are case-insensitive, the
+/// first `domain` (and `port`, `options`) and up to three `nameserver` lines count; a file with no
+/// keyword configd knows is no resolver at all.
+pub fn read_file(path: &Path) -> Option<ResolverFile> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let mut f = ResolverFile {
+        path: path.to_path_buf(),
+        domain: name.clone(),
+        name,
+        domain_line: false,
+        nameservers: vec![],
+        port: None,
+        options: None,
+        ours: files::owned(&text).is_some(),
+    };
+    let mut known = false;
+    for line in text.lines() {
+        let mut w = line.split_whitespace();
+        let (Some(key), Some(first)) = (w.next(), w.next()) else {
+            continue;
+        };
+        if key.starts_with('#') || key.starts_with(';') {
+            continue;
+        }
+        match key.to_ascii_lowercase().as_str() {
+            "domain" if !f.domain_line => {
+                let d = first.trim_end_matches('.');
+                if !d.is_empty() {
+                    f.domain = d.to_string();
+                    f.domain_line = true;
+                }
+            }
+            "nameserver" if f.nameservers.len() < 3 => f.nameservers.push(first.to_string()),
+            "port" if f.port.is_none() => f.port = first.parse().ok(),
+            "options" if f.options.is_none() => {
+                f.options = Some(
+                    std::iter::once(first)
+                        .chain(w)
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                )
+            }
+            "domain" | "nameserver" | "port" | "options" | "flags" | "interface" | "search"
+            | "search_order" | "sortlist" | "timeout" => {}
+            _ => continue,
+        }
+        known = true;
+    }
+    known.then_some(f)
+}
+
+/// Every entry of the resolver directory configd would read (every name but `.` and `..`, dotfiles
+/// included), in directory order.
+pub fn read_dir(dir: &Path) -> Vec<ResolverFile> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    rd.flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+        .filter_map(|e| read_file(&e.path()))
+        .collect()
+}
+
+impl ResolverFile {
+    /// The `scutil --dns` block configd makes of this file.
+    fn explains(&self, r: &Resolver) -> bool {
+        r.section == Section::Default
+            && r.domain
+                .as_deref()
+                .is_some_and(|d| norm(d) == norm(&self.domain))
+            && r.port == self.port.filter(|p| *p != 0)
+            && r.nameservers.first().map(|n| n.parse::<IpAddr>().ok())
+                == self.nameservers.first().map(|n| n.parse::<IpAddr>().ok())
+    }
+}
+
+/// Another resolver that claims the zone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Claim {
+    pub what: String,
+    /// A temporary file an interrupted write of pigsty-dns left in `/etc/resolver`.
+    pub stale_ours: bool,
+}
+
+/// Every resolver for `zone` besides the route's own file: other entries of `/etc/resolver` (by their
+/// `domain` line or their name, dotfiles included) and blocks of `scutil --dns` no file there explains
+/// (a VPN's supplemental or scoped resolver, a configuration profile).
+pub fn claimants(root: &Path, runner: &mut dyn Runner, zone: &str) -> Vec<Claim> {
+    let files = read_dir(&under(root, macos::DIR));
+    let target = macos::path_for(zone);
+    let target_name = Path::new(&target)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stale = temp_prefix(Path::new(&target));
+    let mut claims = Vec::new();
+    for f in files.iter().filter(|f| norm(&f.domain) == norm(zone)) {
+        if f.name == target_name {
+            continue;
+        }
+        let shown = Path::new(macos::DIR).join(&f.name);
+        if f.ours && f.name.starts_with(&stale) {
+            claims.push(Claim {
+                what: format!(
+                    "{}: a temporary file an interrupted pigsty-dns write left behind; configd reads it as a resolver for {zone}",
+                    shown.display()
+                ),
+                stale_ours: true,
+            });
+            continue;
+        }
+        claims.push(Claim {
+            what: format!(
+                "{}: configd reads it as a resolver for {zone} ({}nameserver {}{})",
+                shown.display(),
+                if f.domain_line {
+                    format!("its `domain {}` line; ", f.domain)
+                } else {
+                    String::new()
+                },
+                if f.nameservers.is_empty() {
+                    "none".into()
+                } else {
+                    f.nameservers.join(" ")
+                },
+                f.port.map(|p| format!(", port {p}")).unwrap_or_default()
+            ),
+            stale_ours: false,
+        });
+    }
+    let out = runner.run(&argv(&[SCUTIL, "--dns"]));
+    if out.ok() {
+        for r in parse(&out.stdout).iter().filter(|r| r.serves(zone)) {
+            if files.iter().any(|f| f.explains(r)) {
+                continue;
+            }
+            claims.push(Claim {
+                what: format!(
+                    "scutil --dns {}: {} for {zone} too",
+                    r.describe(),
+                    if r.flags.iter().any(|f| f == "Supplemental" || f == "Scoped")
+                        || r.if_index.is_some()
+                    {
+                        "a VPN or network service resolves"
+                    } else {
+                        "another configuration resolves"
+                    }
+                ),
+                stale_ours: false,
+            });
+        }
+    }
+    claims
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Mac on Wi-Fi with the route installed, as `scutil --dns` prints it (dnsinfo_logging.h,
+    /// non-debug: flags without their hex, reach with it).
+    const WIFI_WITH_ROUTE: &str = "DNS configuration
+
+resolver #1
+  search domain[0] : lan
+  nameserver[0] : 192.168.1.1
+  if_index : 6 (en0)
+  flags    : Request A records
+  reach    : 0x00020002 (Reachable,Directly Reachable Address)
+
+resolver #2
+  domain   : local
+  options  : mdns
+  timeout  : 5
+  flags    : Request A records
+  reach    : 0x00000000 (Not Reachable)
+  order    : 300000
+
+resolver #3
+  domain   : 254.169.in-addr.arpa
+  options  : mdns
+  timeout  : 5
+  flags    : Request A records
+  reach    : 0x00000000 (Not Reachable)
+  order    : 300200
+
+resolver #4
+  domain   : pigsty.test
+  nameserver[0] : 127.0.0.1
+  port     : 5354
+  flags    : Request A records, Request AAAA records
+  reach    : 0x00030002 (Reachable,Local Address,Directly Reachable Address)
+
+DNS configuration (for scoped queries)
+
+resolver #1
+  search domain[0] : lan
+  nameserver[0] : 192.168.1.1
+  if_index : 6 (en0)
+  flags    : Scoped, Request A records
+  reach    : 0x00020002 (Reachable,Directly Reachable Address)
+";
+
+    fn server(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn blocks_keep_their_section_number_and_fields() {
+        let rs = parse(WIFI_WITH_ROUTE);
+        assert_eq!(rs.len(), 5);
+        let ours = &rs[3];
+        assert_eq!(
+            (ours.section, ours.number, ours.domain.as_deref()),
+            (Section::Default, 4, Some("pigsty.test"))
+        );
+        assert_eq!(ours.nameservers, ["127.0.0.1"]);
+        assert_eq!(ours.port, Some(5354));
+        assert_eq!(ours.flags, ["Request A records", "Request AAAA records"]);
+        assert_eq!(rs[1].options.as_deref(), Some("mdns"));
+        assert_eq!(rs[1].order, Some(300000));
+        assert!(!rs[1].is_unicast(), "no nameserver: multicast");
+        let scoped = &rs[4];
+        assert_eq!((scoped.section, scoped.number), (Section::Scoped, 1));
+        assert_eq!(scoped.if_index.as_deref(), Some("6 (en0)"));
+        assert_eq!(scoped.flags, ["Scoped", "Request A records"]);
+        assert_eq!(rs[0].search, ["lan"]);
+        assert!(route_block(&rs, "pigsty.test", server("127.0.0.1:5354")).is_ok());
+        assert!(route_block(&rs, "PIGSTY.test.", server("127.0.0.1:5354")).is_ok());
+    }
+
+    #[test]
+    fn domain_nameserver_and_port_must_be_in_the_same_block() {
+        // Today's bug: "domain : pigsty.test" in one block and "port : 5354" in another passed.
+        let split = "DNS configuration
+
+resolver #1
+  domain   : pigsty.test
+  nameserver[0] : 10.0.0.53
+  flags    : Request A records
+  reach    : 0x00000002 (Reachable)
+
+resolver #2
+  domain   : other.test
+  nameserver[0] : 127.0.0.1
+  port     : 5354
+  flags    : Request A records
+  reach    : 0x00030002 (Reachable,Local Address,Directly Reachable Address)
+";
+        let e = route_block(&parse(split), "pigsty.test", server("127.0.0.1:5354")).unwrap_err();
+        assert!(
+            e.contains(
+                "no unscoped resolver for pigsty.test with nameserver 127.0.0.1 and port 5354"
+            ) && e.contains("resolver #1: nameserver 10.0.0.53"),
+            "{e}"
+        );
+        let e = route_block(&parse(split), "nope.test", server("127.0.0.1:5354")).unwrap_err();
+        assert!(e.contains("lists no resolver for domain nope.test"), "{e}");
+    }
+
+    #[test]
+    fn two_resolvers_for_the_same_domain_are_both_seen() {
+        let two = "DNS configuration
+
+resolver #1
+  nameserver[0] : 192.168.1.1
+  if_index : 6 (en0)
+  flags    : Request A records
+  reach    : 0x00020002 (Reachable,Directly Reachable Address)
+
+resolver #2
+  domain   : pigsty.test
+  nameserver[0] : 10.1.2.3
+  flags    : Request A records, Request AAAA records
+  reach    : 0x00000002 (Reachable)
+
+resolver #3
+  domain   : pigsty.test
+  nameserver[0] : 127.0.0.1
+  port     : 5354
+  flags    : Request A records, Request AAAA records
+  reach    : 0x00030002 (Reachable,Local Address,Directly Reachable Address)
+";
+        let rs = parse(two);
+        let for_zone: Vec<u32> = rs
+            .iter()
+            .filter(|r| r.serves("pigsty.test"))
+            .map(|r| r.number)
+            .collect();
+        assert_eq!(for_zone, [2, 3]);
+        assert!(route_block(&rs, "pigsty.test", server("127.0.0.1:5354")).is_ok());
+        assert!(!rs[1].is_route("pigsty.test", server("127.0.0.1:5354")));
+    }
+
+    /// A split-DNS VPN (utun) that also resolves pigsty.test: a supplemental resolver in the default
+    /// section and a scoped one, the latter printed with `scutil -d --dns` (hex flags).
+    #[test]
+    fn a_vpn_supplemental_and_scoped_resolver() {
+        let vpn = "DNS configuration
+
+resolver #1
+  search domain[0] : corp.example
+  nameserver[0] : 10.8.0.1
+  if_index : 17 (utun4)
+  flags    : Supplemental, Request A records
+  reach    : 0x00000003 (Reachable,Transient Connection)
+  order    : 102400
+
+resolver #2
+  domain   : pigsty.test
+  nameserver[0] : 10.8.0.1
+  if_index : 17 (utun4)
+  flags    : 0x00000006 (Supplemental, Request A records)
+  reach    : 0x00000003 (Reachable,Transient Connection)
+  order    : 102402
+
+resolver #3
+  domain   : pigsty.test
+  nameserver[0] : 127.0.0.1
+  port     : 5354
+  flags    : 0x00000006 (Request A records, Request AAAA records)
+  reach    : 0x00030002 (Reachable,Local Address,Directly Reachable Address)
+
+DNS configuration (for scoped queries)
+
+resolver #1
+  domain   : pigsty.test
+  nameserver[0] : 10.8.0.1
+  if_index : 17 (utun4)
+  flags    : 0x00000003 (Scoped, Request A records)
+  reach    : 0x00000003 (Reachable,Transient Connection)
+
+generation = 4711
+";
+        let rs = parse(vpn);
+        assert_eq!(rs.len(), 4);
+        assert_eq!(rs[1].flags, ["Supplemental", "Request A records"]);
+        assert_eq!(rs[1].if_index.as_deref(), Some("17 (utun4)"));
+        assert_eq!(rs[3].section, Section::Scoped);
+        assert_eq!(rs[3].flags, ["Scoped", "Request A records"]);
+        assert!(
+            rs[3].describe().contains("(for scoped queries)"),
+            "{}",
+            rs[3].describe()
+        );
+        // The route itself is there; the VPN's two blocks are what `claimants` reports.
+        assert!(route_block(&rs, "pigsty.test", server("127.0.0.1:5354")).is_ok());
+        let others: Vec<&Resolver> = rs
+            .iter()
+            .filter(|r| {
+                r.serves("pigsty.test") && !r.is_route("pigsty.test", server("127.0.0.1:5354"))
+            })
+            .collect();
+        assert_eq!(others.len(), 2);
+    }
+
+    /// `/etc/resolver/pigsty.test` with `port 5353` (the old default): configd lists it, mDNSResponder
+    /// hands it to its multicast path and never sends it a unicast query.
+    #[test]
+    fn a_port_5353_entry_is_listed_but_not_unicast() {
+        let old = "DNS configuration
+
+resolver #1
+  nameserver[0] : 192.168.1.1
+  flags    : Request A records
+  reach    : 0x00020002 (Reachable,Directly Reachable Address)
+
+resolver #2
+  domain   : pigsty.test
+  nameserver[0] : 127.0.0.1
+  port     : 5353
+  flags    : Request A records, Request AAAA records
+  reach    : 0x00030002 (Reachable,Local Address,Directly Reachable Address)
+";
+        let rs = parse(old);
+        assert!(!rs[1].is_unicast());
+        assert!(rs[0].is_unicast());
+        assert!(route_block(&rs, "pigsty.test", server("127.0.0.1:5353")).is_ok());
+        let e = route_block(&rs, "pigsty.test", server("127.0.0.1:5354")).unwrap_err();
+        assert!(e.contains("port 5353"), "{e}");
+    }
+
+    #[test]
+    fn resolver_files_are_read_as_configd_reads_them() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |n: &str, t: &str| std::fs::write(d.path().join(n), t).unwrap();
+        w(
+            "pigsty.test",
+            &files::wrap(
+                "macos-resolver",
+                None,
+                "domain pigsty.test\nnameserver 127.0.0.1\nport 5354\n",
+            ),
+        );
+        w(
+            "corp",
+            "# split DNS\nDOMAIN pigsty.test.\nnameserver 10.1.2.3\nnameserver 10.1.2.4\n",
+        );
+        w(".hidden", "nameserver 10.9.9.9\n");
+        w("empty", "# nothing configd knows\nfoo bar\n");
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        let mut fs = read_dir(d.path());
+        fs.sort_by(|a, b| a.name.cmp(&b.name));
+        let names: Vec<&str> = fs.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, [".hidden", "corp", "pigsty.test"]);
+        assert_eq!(
+            (fs[0].domain.as_str(), fs[0].domain_line),
+            (".hidden", false)
+        );
+        assert_eq!(
+            (fs[1].domain.as_str(), fs[1].domain_line),
+            ("pigsty.test", true)
+        );
+        assert_eq!(fs[1].nameservers, ["10.1.2.3", "10.1.2.4"]);
+        assert!(fs[2].ours && !fs[1].ours);
+        assert_eq!(fs[2].port, Some(5354));
+    }
+}

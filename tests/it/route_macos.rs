@@ -1,0 +1,872 @@
+//! macos-resolver without a Mac: the scripted runner stands in for the three programs the route talks
+//! to, each behaving the way Apple's source says — `scutil --dns` prints what configd read from
+//! `<root>/etc/resolver` (every entry, dotfiles included; a `domain` line overrides the file name) in
+//! the format of configd's `dnsinfo_logging.h`, plus a VPN's resolvers when one is up;
+//! `dscacheutil -q host` resolves like mDNSResponder (the longest matching domain, never a unicast
+//! query to a resolver on port 5353, a change applied only after a while, negative answers cached per
+//! name) and, when that reaches the daemon, bumps the daemon's counters in its real status file.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use pigsty_dns::error::{AppError, Class};
+use pigsty_dns::name::Zone;
+use pigsty_dns::route::adapter::AdapterName;
+use pigsty_dns::route::detect::{Driver, Facts};
+use pigsty_dns::route::plan::Request;
+use pigsty_dns::route::{self, Ctx, files, journal};
+use pigsty_dns::status_file::{self, CountersSnapshot, ServerState, Status};
+use pigsty_dns::sys::Os;
+use pigsty_dns::sys::runner::{Output, ScriptedRunner};
+
+const DAEMON: &str = "127.0.0.1:5354";
+const ZONE: &str = "pigsty.test";
+
+/// One resolver as configd holds it.
+#[derive(Clone, Debug)]
+struct Res {
+    domain: String,
+    nameserver: Option<String>,
+    port: u16,
+    options: Option<String>,
+    if_index: Option<&'static str>,
+    flags: &'static str,
+}
+
+/// The fake Mac: configd's view, mDNSResponder's cache, the daemon's counters.
+struct World {
+    root: PathBuf,
+    status_dir: PathBuf,
+    daemon: SocketAddr,
+    /// What mDNSResponder uses now (configd's view as of its last change it applied).
+    applied: Vec<Res>,
+    /// Lookups mDNSResponder answers with its old configuration after a change (it applies a change
+    /// after a while: ~25 ms on a real Mac).
+    apply_lag: usize,
+    /// mDNSResponder never applies what configd lists (something on the Mac bypasses /etc/resolver).
+    never_applies: bool,
+    /// configd's view lags behind the directory this many scutil calls (0: it reads it at once).
+    configd_lag: usize,
+    configd_view: Vec<Res>,
+    vpn: bool,
+    /// Names mDNSResponder answered from its cache.
+    cache: BTreeSet<String>,
+    counters: CountersSnapshot,
+    stamp: u64,
+    /// Names sent to the default (upstream) resolver.
+    upstream: Vec<String>,
+    served: BTreeMap<String, Ipv4Addr>,
+}
+
+fn resolver_dir_as_configd_reads_it(root: &Path) -> Vec<Res> {
+    let mut v = Vec::new();
+    let Ok(rd) = std::fs::read_dir(root.join("etc/resolver")) else {
+        return v;
+    };
+    let mut entries: Vec<_> = rd.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        let mut r = Res {
+            domain: e.file_name().to_string_lossy().into_owned(),
+            nameserver: None,
+            port: 0,
+            options: None,
+            if_index: None,
+            flags: "Request A records, Request AAAA records",
+        };
+        let mut domain_line = false;
+        for line in text.lines() {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            match w.as_slice() {
+                [k, d] if k.eq_ignore_ascii_case("domain") && !domain_line => {
+                    r.domain = d.trim_end_matches('.').to_string();
+                    domain_line = true;
+                }
+                [k, n] if k.eq_ignore_ascii_case("nameserver") && r.nameserver.is_none() => {
+                    r.nameserver = Some(n.to_string())
+                }
+                [k, p] if k.eq_ignore_ascii_case("port") => r.port = p.parse().unwrap_or(0),
+                [k, o @ ..] if k.eq_ignore_ascii_case("options") => r.options = Some(o.join(" ")),
+                _ => {}
+            }
+        }
+        v.push(r);
+    }
+    v
+}
+
+fn vpn_resolver() -> Res {
+    Res {
+        domain: ZONE.into(),
+        nameserver: Some("10.8.0.1".into()),
+        port: 0,
+        options: None,
+        if_index: Some("17 (utun4)"),
+        flags: "Supplemental, Request A records",
+    }
+}
+
+/// A block the way `_dns_resolver_log` prints it (not in debug mode).
+fn block(n: usize, r: &Res, scoped: bool) -> String {
+    let mut s = format!("\nresolver #{n}\n  domain   : {}\n", r.domain);
+    if let Some(ns) = &r.nameserver {
+        s.push_str(&format!("  nameserver[0] : {ns}\n"));
+    }
+    if let Some(o) = &r.options {
+        s.push_str(&format!("  options  : {o}\n"));
+    }
+    if r.port != 0 {
+        s.push_str(&format!("  port     : {}\n", r.port));
+    }
+    if let Some(i) = r.if_index {
+        s.push_str(&format!("  if_index : {i}\n"));
+    }
+    let flags = if scoped {
+        "Scoped, Request A records"
+    } else {
+        r.flags
+    };
+    s.push_str(&format!("  flags    : {flags}\n"));
+    s.push_str(if r.nameserver.as_deref() == Some("127.0.0.1") {
+        "  reach    : 0x00030002 (Reachable,Local Address,Directly Reachable Address)\n"
+    } else {
+        "  reach    : 0x00000002 (Reachable)\n"
+    });
+    s
+}
+
+impl World {
+    fn scutil(&mut self) -> Output {
+        if self.configd_lag > 0 {
+            self.configd_lag -= 1;
+        } else {
+            self.configd_view = resolver_dir_as_configd_reads_it(&self.root);
+        }
+        let mut s = String::from(
+            "DNS configuration\n\nresolver #1\n  search domain[0] : lan\n  nameserver[0] : 192.168.1.1\n  if_index : 6 (en0)\n  flags    : Request A records\n  reach    : 0x00020002 (Reachable,Directly Reachable Address)\n\nresolver #2\n  domain   : local\n  options  : mdns\n  timeout  : 5\n  flags    : Request A records\n  reach    : 0x00000000 (Not Reachable)\n  order    : 300000\n",
+        );
+        let mut all = self.configd_view.clone();
+        if self.vpn {
+            all.push(vpn_resolver());
+        }
+        for (n, r) in (3..).zip(all.iter()) {
+            s.push_str(&block(n, r, false));
+        }
+        s.push_str("\nDNS configuration (for scoped queries)\n\nresolver #1\n  search domain[0] : lan\n  nameserver[0] : 192.168.1.1\n  if_index : 6 (en0)\n  flags    : Scoped, Request A records\n  reach    : 0x00020002 (Reachable,Directly Reachable Address)\n");
+        if self.vpn {
+            s.push_str(&block(2, &vpn_resolver(), true));
+        }
+        Output::ok_with(&s)
+    }
+
+    fn bump(&mut self, f: impl FnOnce(&mut CountersSnapshot)) {
+        f(&mut self.counters);
+        self.stamp += 1;
+        write_status(&self.status_dir, self.daemon, self.counters, self.stamp);
+    }
+
+    /// mDNSResponder's choice for `name`: the longest matching domain among unicast resolvers.
+    fn dscacheutil(&mut self, name: &str) -> Output {
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        if self.apply_lag > 0 {
+            self.apply_lag -= 1;
+        } else if !self.never_applies {
+            self.applied = resolver_dir_as_configd_reads_it(&self.root);
+            if self.vpn {
+                self.applied.insert(0, vpn_resolver());
+            }
+        }
+        if self.cache.contains(&name) {
+            return Output::ok_with("");
+        }
+        let pick = self
+            .applied
+            .iter()
+            .filter(|r| name == r.domain || name.ends_with(&format!(".{}", r.domain)))
+            // ConfigNonUnicastResolver: a resolver on 5353 (or without a nameserver) is mDNS only.
+            .filter(|r| r.nameserver.is_some() && r.port != 5353)
+            .max_by_key(|r| r.domain.len())
+            .cloned();
+        let to_daemon = pick.as_ref().is_some_and(|r| {
+            r.nameserver.as_deref() == Some(&self.daemon.ip().to_string())
+                && r.port == self.daemon.port()
+        });
+        if !to_daemon {
+            self.upstream.push(name.clone());
+            self.cache.insert(name);
+            return Output::ok_with("");
+        }
+        if !name.ends_with(ZONE) {
+            self.bump(|c| c.refused += 1);
+            return Output::ok_with("");
+        }
+        match self.served.get(&name).copied() {
+            Some(a) => {
+                self.bump(|c| c.noerror += 1);
+                Output::ok_with(&format!("name: {name}\nip_address: {a}\n\n"))
+            }
+            None => {
+                self.bump(|c| c.nxdomain += 1);
+                self.cache.insert(name);
+                Output::ok_with("")
+            }
+        }
+    }
+}
+
+fn write_status(dir: &Path, listen: SocketAddr, counters: CountersSnapshot, stamp: u64) {
+    std::fs::create_dir_all(dir).unwrap();
+    status_file::write(
+        dir,
+        &Status {
+            format: status_file::FORMAT,
+            state: ServerState::Running,
+            pid: std::process::id(),
+            started: "2026-01-01T00:00:00Z".into(),
+            started_unix: 1,
+            updated: format!("stamp {stamp}"),
+            listen: vec![listen],
+            zone: ZONE.into(),
+            serial: 7,
+            record_digest: None,
+            records: 1,
+            generation: None,
+            loaded_at: None,
+            loaded_from: None,
+            follow: None,
+            last_error: None,
+            counters,
+        },
+    )
+    .unwrap();
+}
+
+struct Mac {
+    root: tempfile::TempDir,
+    state: tempfile::TempDir,
+    world: Rc<RefCell<World>>,
+    runner: ScriptedRunner,
+    status_file: Option<PathBuf>,
+    settle: Duration,
+}
+
+fn facts() -> Facts {
+    Facts {
+        os: Os::Macos,
+        is_root: true,
+        systemd: None,
+        resolved_running: false,
+        networkd_running: false,
+        systemd_booted: false,
+        nm_dns_mode: None,
+        resolv_conf: None,
+        dummy: Driver::Unknown,
+        ifb: Driver::Unknown,
+        ip_path: "/usr/sbin/ip".into(),
+        resolvectl_path: "/usr/bin/resolvectl".into(),
+        notes: vec![],
+    }
+}
+
+fn ok_preflight(_: SocketAddr, _: &Zone) -> Result<u32, String> {
+    Ok(7)
+}
+
+fn lookup(_: SocketAddr, name: &str) -> Result<Option<Ipv4Addr>, String> {
+    Ok((name == "meta.pigsty.test").then_some(Ipv4Addr::new(10, 10, 10, 10)))
+}
+
+fn req(server: &str) -> Request {
+    Request {
+        zone: Zone::parse(ZONE).unwrap(),
+        server: server.parse().unwrap(),
+        adapter: None,
+        variant: None,
+        link: "pigsty-dns0".into(),
+        link_address: "198.18.53.53/32".into(),
+        link_kind: None,
+    }
+}
+
+impl Mac {
+    fn new() -> Mac {
+        let root = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let daemon: SocketAddr = DAEMON.parse().unwrap();
+        write_status(state.path(), daemon, CountersSnapshot::default(), 0);
+        let world = Rc::new(RefCell::new(World {
+            root: root.path().to_path_buf(),
+            status_dir: state.path().to_path_buf(),
+            daemon,
+            applied: vec![],
+            apply_lag: 0,
+            never_applies: false,
+            configd_lag: 0,
+            configd_view: vec![],
+            vpn: false,
+            cache: BTreeSet::new(),
+            counters: CountersSnapshot::default(),
+            stamp: 0,
+            upstream: vec![],
+            served: BTreeMap::from([(
+                "meta.pigsty.test".to_string(),
+                Ipv4Addr::new(10, 10, 10, 10),
+            )]),
+        }));
+        let mut runner = ScriptedRunner::new();
+        let w = world.clone();
+        runner.with("/usr/sbin/scutil --dns", move |_| w.borrow_mut().scutil());
+        let w = world.clone();
+        runner.with("/usr/bin/dscacheutil -q host -a name", move |argv| {
+            w.borrow_mut().dscacheutil(&argv[5])
+        });
+        runner.always("/usr/bin/dscacheutil -flushcache", Output::ok_with(""));
+        runner.always("/usr/bin/killall -HUP mDNSResponder", Output::ok_with(""));
+        let status_file = Some(state.path().join(status_file::FILE));
+        Mac {
+            root,
+            state,
+            world,
+            runner,
+            status_file,
+            settle: Duration::ZERO,
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.root.path()
+    }
+    fn jdir(&self) -> PathBuf {
+        self.root()
+            .join("Library/Application Support/pigsty-dns-route")
+    }
+
+    fn ctx_do<R>(&mut self, f: impl FnOnce(&mut Ctx<'_>) -> R) -> R {
+        let mut ctx = Ctx {
+            root: self.root.path().to_path_buf(),
+            journal_dir: self.jdir(),
+            runner: &mut self.runner,
+            facts: facts(),
+            preflight: &ok_preflight,
+            lookup_a: &lookup,
+            confirm: None,
+            settle: self.settle,
+            status_wait: Duration::from_millis(30),
+            check_name: Some("meta.pigsty.test".into()),
+            status_file: self.status_file.clone(),
+            out: vec![],
+        };
+        f(&mut ctx)
+    }
+    fn install(&mut self, server: &str) -> Result<String, AppError> {
+        self.ctx_do(|c| route::install(c, &req(server), false, true).map(|r| r.render(false)))
+    }
+    fn dry_run_json(&mut self) -> serde_json::Value {
+        let j = self
+            .ctx_do(|c| route::install(c, &req(DAEMON), true, false).map(|r| r.render(true)))
+            .unwrap();
+        serde_json::from_str(&j).unwrap()
+    }
+    fn uninstall(&mut self) -> Result<String, AppError> {
+        self.ctx_do(|c| route::uninstall(c, false, true).map(|r| r.render(false)))
+    }
+    fn status(&mut self) -> String {
+        self.ctx_do(|c| route::status(c).map(|r| r.render(false)))
+            .unwrap()
+    }
+    fn file(&self, abs: &str) -> Option<String> {
+        std::fs::read_to_string(files::under(self.root(), abs)).ok()
+    }
+    fn put(&self, abs: &str, text: &str) -> PathBuf {
+        let p = files::under(self.root(), abs);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+    fn tree(&self) -> Vec<String> {
+        crate::util::tree(self.root())
+    }
+    fn resolver_entries(&self) -> Vec<String> {
+        std::fs::read_dir(self.root().join("etc/resolver"))
+            .map(|rd| {
+                let mut v: Vec<String> = rd
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect();
+                v.sort();
+                v
+            })
+            .unwrap_or_default()
+    }
+    fn dscacheutil_names(&self) -> Vec<String> {
+        self.runner
+            .calls
+            .iter()
+            .filter(|c| c.len() == 6 && c[0] == "/usr/bin/dscacheutil" && c[1] == "-q")
+            .map(|c| c[5].clone())
+            .collect()
+    }
+    fn counters(&self) -> CountersSnapshot {
+        status_file::read(self.state.path()).unwrap().counters
+    }
+}
+
+// ---------------------------------------------------------------- the whole cycle
+
+#[test]
+fn macos_resolver() {
+    let mut m = Mac::new();
+    let out = m.install(DAEMON).unwrap();
+    assert!(out.starts_with("installed:"), "{out}");
+    let c = m.file("/etc/resolver/pigsty.test").unwrap();
+    assert!(
+        c.ends_with("\ndomain pigsty.test\nnameserver 127.0.0.1\nport 5354\n"),
+        "{c}"
+    );
+    assert!(c.starts_with(files::MARKER));
+    assert!(!c.contains("search"), "no search line: {c}");
+    let j = journal::read(&m.jdir()).unwrap().expect("journal");
+    assert_eq!(
+        (j.adapter, j.server.as_str()),
+        (AdapterName::MacosResolver, DAEMON)
+    );
+    for want in [
+        "ok  scope: scutil --dns lists resolver #3: nameserver 127.0.0.1, port 5354",
+        "ok  lookup reaches the daemon: dscacheutil -q host -a name pigsty-dns-route-check-",
+        "ok  dscacheutil: dscacheutil -q host -a name meta.pigsty.test: 10.10.10.10",
+        "ok  unrelated name stays away",
+    ] {
+        assert!(out.contains(want), "{want} in {out}");
+    }
+    let n = m.counters();
+    assert!(n.nxdomain >= 1 && n.noerror >= 1 && n.refused == 0, "{n:?}");
+    // Root-run helpers by absolute path only (under sudo PATH is the user's).
+    let lines = m.runner.lines();
+    assert!(
+        m.runner.calls.iter().all(|c| c[0].starts_with('/')),
+        "{lines:?}"
+    );
+    for want in [
+        "/usr/sbin/scutil --dns",
+        "/usr/bin/dscacheutil -flushcache",
+        "/usr/bin/killall -HUP mDNSResponder",
+    ] {
+        assert!(lines.iter().any(|l| l == want), "{want}: {lines:?}");
+    }
+    // The unrelated-name check goes through mDNSResponder too (there is no getent on macOS).
+    assert!(
+        m.dscacheutil_names()
+            .iter()
+            .any(|n| n.starts_with("pigsty-dns-route-check-") && n.ends_with(".example")),
+        "{:?}",
+        m.dscacheutil_names()
+    );
+    // Idempotent.
+    let before = m.tree();
+    m.install(DAEMON).unwrap();
+    assert_eq!(m.tree(), before);
+    let out = m.uninstall().unwrap();
+    assert!(out.starts_with("uninstalled"), "{out}");
+    assert!(out.contains("ok  route gone"), "{out}");
+    assert!(m.tree().is_empty(), "left behind: {:?}", m.tree());
+    assert!(m.uninstall().unwrap().contains("nothing to uninstall"));
+}
+
+// ---------------------------------------------------------------- refusals before anything is written
+
+#[test]
+fn port_5353_is_refused_on_macos() {
+    let mut m = Mac::new();
+    for dry in [true, false] {
+        let e = m
+            .ctx_do(|c| route::install(c, &req("127.0.0.1:5353"), dry, true).map(|_| ()))
+            .unwrap_err();
+        assert_eq!(e.class, Class::Usage);
+        assert_eq!(e.class.exit_code(), 2);
+        assert!(
+            e.message.contains("--server 127.0.0.1:5353") && e.message.contains("mDNSResponder"),
+            "{}",
+            e.message
+        );
+        assert!(e.next.contains("--server 127.0.0.1:5354"), "{}", e.next);
+    }
+    assert!(m.tree().is_empty(), "{:?}", m.tree());
+    assert!(m.runner.calls.is_empty(), "{:?}", m.runner.lines());
+}
+
+#[test]
+fn another_resolver_file_claims_the_zone() {
+    // Named otherwise, but its `domain` line wins; and a dotfile counts too (configd reads every entry).
+    for (name, text, shown) in [
+        (
+            "/etc/resolver/corp",
+            "domain pigsty.test\nnameserver 10.1.2.3\n",
+            "/etc/resolver/corp",
+        ),
+        (
+            "/etc/resolver/.pigsty.test.bak",
+            "# an old copy\ndomain pigsty.test.\nnameserver 127.0.0.1\nport 5353\n",
+            "/etc/resolver/.pigsty.test.bak",
+        ),
+    ] {
+        let mut m = Mac::new();
+        m.put(name, text);
+        let before = m.tree();
+        let plan = m.dry_run_json();
+        assert!(
+            plan["plan"]["claimants"][0]["what"]
+                .as_str()
+                .is_some_and(|w| w.contains(shown)),
+            "{plan}"
+        );
+        let e = m.install(DAEMON).unwrap_err();
+        assert_eq!(e.class, Class::Conflict, "{e:?}");
+        assert_eq!(e.class.exit_code(), 4);
+        assert!(
+            e.message.starts_with("another resolver claims pigsty.test")
+                && e.message.contains(shown),
+            "{}",
+            e.message
+        );
+        assert!(e.next.contains("then install again"), "{}", e.next);
+        assert_eq!(m.tree(), before, "nothing written");
+        assert!(!m.jdir().exists());
+    }
+    // A file for another domain is no claimant.
+    let mut m = Mac::new();
+    m.put("/etc/resolver/example.org", "nameserver 10.1.2.3\n");
+    m.install(DAEMON).unwrap();
+}
+
+#[test]
+fn a_vpn_resolver_for_the_zone_makes_install_refuse() {
+    let mut m = Mac::new();
+    m.world.borrow_mut().vpn = true;
+    let e = m.install(DAEMON).unwrap_err();
+    assert_eq!(e.class, Class::Conflict);
+    assert!(
+        e.message.contains("utun4")
+            && e.message.contains("Supplemental")
+            && e.message.contains("(for scoped queries)")
+            && e.message.contains("a VPN or network service resolves"),
+        "{}",
+        e.message
+    );
+    assert!(e.next.contains("VPN"), "{}", e.next);
+    assert!(m.tree().is_empty(), "{:?}", m.tree());
+}
+
+#[test]
+fn without_the_daemons_status_file_install_refuses_before_writing() {
+    let mut m = Mac::new();
+    m.status_file = None;
+    let e = m.install(DAEMON).unwrap_err();
+    assert_eq!(e.class, Class::Usage);
+    assert!(e.next.contains("--state-dir"), "{}", e.next);
+    assert!(m.tree().is_empty());
+    // The status file of a server on another address proves nothing about this one.
+    let mut m = Mac::new();
+    write_status(
+        m.state.path(),
+        "127.0.0.1:5399".parse().unwrap(),
+        CountersSnapshot::default(),
+        0,
+    );
+    let e = m.install(DAEMON).unwrap_err();
+    assert_eq!(e.class, Class::Usage);
+    assert!(
+        e.message.contains("127.0.0.1:5399") && e.message.contains("not on 127.0.0.1:5354"),
+        "{}",
+        e.message
+    );
+    assert!(m.tree().is_empty());
+}
+
+// ---------------------------------------------------------------- verification through mDNSResponder
+
+#[test]
+fn verification_polls_dscacheutil_with_fresh_names_until_the_counters_move() {
+    let mut m = Mac::new();
+    // mDNSResponder answers the first two lookups with its old configuration (and caches them).
+    m.world.borrow_mut().apply_lag = 2;
+    m.settle = Duration::from_secs(5);
+    let out = m.install(DAEMON).unwrap();
+    assert!(out.contains("ok  lookup reaches the daemon"), "{out}");
+    let zone_names: Vec<String> = m
+        .dscacheutil_names()
+        .into_iter()
+        .filter(|n| n.starts_with("pigsty-dns-route-check-") && n.ends_with(".pigsty.test"))
+        .collect();
+    assert!(zone_names.len() >= 3, "polled: {zone_names:?}");
+    let distinct: BTreeSet<&String> = zone_names.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        zone_names.len(),
+        "a fresh name each time: {zone_names:?}"
+    );
+    let upstream: Vec<String> = m
+        .world
+        .borrow()
+        .upstream
+        .iter()
+        .filter(|n| n.ends_with(".pigsty.test"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        upstream.len(),
+        2,
+        "answered with the old configuration: {upstream:?}"
+    );
+}
+
+#[test]
+fn counters_that_never_move_fail_verification_and_undo_the_install() {
+    let mut m = Mac::new();
+    // configd lists the file, but lookups never reach the daemon (as with a resolver on 5353, or
+    // something that bypasses /etc/resolver).
+    m.world.borrow_mut().never_applies = true;
+    m.settle = Duration::from_millis(500);
+    let e = m.install(DAEMON).unwrap_err();
+    assert_eq!(e.class, Class::Runtime);
+    assert!(
+        e.message.contains("lookup reaches the daemon")
+            && e.message.contains("did not reach the daemon"),
+        "{}",
+        e.message
+    );
+    assert!(m.tree().is_empty(), "undone: {:?}", m.tree());
+    assert!(journal::read(&m.jdir()).unwrap().is_none());
+}
+
+#[test]
+fn an_unrelated_name_that_reaches_the_daemon_fails_verification() {
+    let mut m = Mac::new();
+    // Someone routes `example` to the daemon too: an unrelated name then moves REFUSED.
+    m.put("/etc/resolver/example", "nameserver 127.0.0.1\nport 5354\n");
+    let e = m.install(DAEMON).unwrap_err();
+    assert!(
+        e.message.contains("unrelated name stays away")
+            && e.message.contains("REFUSED went 0 -> 1"),
+        "{}",
+        e.message
+    );
+}
+
+// ---------------------------------------------------------------- the temporary file
+
+#[test]
+fn the_temporary_file_is_written_outside_etc_resolver() {
+    let mut m = Mac::new();
+    std::fs::create_dir_all(m.root().join("private/etc")).unwrap();
+    let plan = m.dry_run_json();
+    let tmp = m.root().join("private/etc");
+    assert_eq!(
+        plan["plan"]["files"][0]["temp_dir"].as_str(),
+        Some(tmp.to_str().unwrap()),
+        "{plan}"
+    );
+    // Something squats the temporary name in /private/etc: the write fails there, naming it, and
+    // /etc/resolver never held anything.
+    let squat = tmp.join(format!(
+        ".pigsty.test.pigsty-dns-tmp.{}",
+        std::process::id()
+    ));
+    std::fs::create_dir(&squat).unwrap();
+    std::fs::write(squat.join("x"), "").unwrap();
+    let e = m.install(DAEMON).unwrap_err();
+    assert!(e.message.contains(squat.to_str().unwrap()), "{}", e.message);
+    assert!(
+        m.resolver_entries().is_empty(),
+        "{:?}",
+        m.resolver_entries()
+    );
+    std::fs::remove_dir_all(&squat).unwrap();
+    m.install(DAEMON).unwrap();
+    assert_eq!(m.resolver_entries(), ["pigsty.test"]);
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "no temp file left"
+    );
+    // A root without /private/etc (a test root, Linux): the resolver directory's parent.
+    let mut m = Mac::new();
+    let plan = m.dry_run_json();
+    assert_eq!(
+        plan["plan"]["files"][0]["temp_dir"].as_str(),
+        Some(m.root().join("etc").to_str().unwrap())
+    );
+}
+
+#[test]
+fn stale_temporary_files_block_install_and_uninstall_removes_them() {
+    let mut m = Mac::new();
+    let body = "domain pigsty.test\nnameserver 127.0.0.1\nport 5354\n";
+    let marked = files::wrap("macos-resolver", None, body);
+    // Left in /etc/resolver by an older release's interrupted write: a live resolver.
+    let live = m.put("/etc/resolver/.pigsty.test.pigsty-dns-tmp.4242", &marked);
+    let e = m.install(DAEMON).unwrap_err();
+    assert_eq!(e.class, Class::Conflict);
+    assert!(
+        e.message.contains("interrupted pigsty-dns write"),
+        "{}",
+        e.message
+    );
+    assert!(e.next.contains("route uninstall"), "{}", e.next);
+    // Uninstall (no journal) removes it, one cut short in /private/etc, and nothing foreign.
+    let cut = m.put(
+        "/private/etc/.pigsty.test.pigsty-dns-tmp.77",
+        &marked[..marked.len() - 20],
+    );
+    let foreign = m.put(
+        "/etc/resolver/.pigsty.test.pigsty-dns-tmp.9",
+        "nameserver 10.0.0.1\n",
+    );
+    let out = m.uninstall().unwrap();
+    assert!(!live.exists() && !cut.exists(), "{out}");
+    assert!(foreign.exists());
+    std::fs::remove_file(&foreign).unwrap();
+    // With a journal, too.
+    m.install(DAEMON).unwrap();
+    let cut = m.put(
+        "/private/etc/.pigsty.test.pigsty-dns-tmp.78",
+        &marked[..files::MARKER.len() + 10],
+    );
+    let out = m.uninstall().unwrap();
+    assert!(!cut.exists(), "{out}");
+    assert!(m.tree().is_empty(), "{:?}", m.tree());
+}
+
+// ---------------------------------------------------------------- uninstall and status
+
+#[test]
+fn without_a_journal_uninstall_checks_the_port_the_file_names() {
+    let mut m = Mac::new();
+    // Installed by a release on another port; the journal is gone.
+    m.put(
+        "/etc/resolver/pigsty.test",
+        &files::wrap(
+            "macos-resolver",
+            None,
+            "domain pigsty.test\nnameserver 127.0.0.1\nport 5399\n",
+        ),
+    );
+    m.world.borrow_mut().configd_lag = 0;
+    assert!(
+        m.status()
+            .contains("no journal, but pigsty-dns files exist")
+    );
+    // configd still lists the removed file for a while: the "gone" check must see port 5399 there.
+    m.world.borrow_mut().configd_lag = 100;
+    let e = m.uninstall().unwrap_err();
+    assert_eq!(e.class, Class::Partial, "{e:?}");
+    assert!(
+        e.message.contains("still present") && e.message.contains("port 5399"),
+        "{}",
+        e.message
+    );
+    assert!(
+        m.file("/etc/resolver/pigsty.test").is_none(),
+        "the file itself went"
+    );
+    m.world.borrow_mut().configd_lag = 0;
+    assert!(m.uninstall().unwrap().contains("nothing to uninstall"));
+}
+
+#[test]
+fn route_status_on_macos_gives_macos_hints_and_reports_other_resolvers() {
+    let mut m = Mac::new();
+    m.install(DAEMON).unwrap();
+    let ok = m.status();
+    assert!(!ok.contains("FAIL"), "{ok}");
+    assert!(
+        ok.contains("ok   other resolvers: no other resolver claims pigsty.test"),
+        "{ok}"
+    );
+    assert!(
+        ok.contains("ok   lookup: lookup reaches the daemon"),
+        "{ok}"
+    );
+    // Lookups stop reaching the daemon, and a VPN claims the zone.
+    {
+        let mut w = m.world.borrow_mut();
+        w.never_applies = true;
+        w.applied.clear();
+        w.vpn = true;
+    }
+    let bad = m.status();
+    assert!(
+        bad.contains("FAIL other resolvers: scutil --dns resolver #"),
+        "{bad}"
+    );
+    assert!(bad.contains("utun4"), "{bad}");
+    assert!(
+        bad.contains("FAIL lookup: lookup reaches the daemon"),
+        "{bad}"
+    );
+    assert!(
+        bad.contains(
+            "next: sudo /usr/bin/dscacheutil -flushcache; sudo /usr/bin/killall -HUP mDNSResponder"
+        ),
+        "{bad}"
+    );
+    assert!(!bad.contains("resolvectl"), "Linux hints on macOS: {bad}");
+    // The scope gone: the macOS way to put it back.
+    m.world.borrow_mut().vpn = false;
+    std::fs::remove_file(m.root().join("etc/resolver/pigsty.test")).unwrap();
+    let gone = m.status();
+    assert!(
+        gone.contains("FAIL scope: scutil --dns lists no resolver for domain pigsty.test"),
+        "{gone}"
+    );
+    assert!(
+        gone.contains("sudo pigsty-dns route install --yes (rewrites /etc/resolver/pigsty.test)"),
+        "{gone}"
+    );
+    // No route: status still reports who else claims the zone.
+    let mut m = Mac::new();
+    m.put(
+        "/etc/resolver/corp",
+        "domain pigsty.test\nnameserver 10.1.2.3\n",
+    );
+    let none = m.status();
+    assert!(
+        none.contains("FAIL other resolvers: /etc/resolver/corp"),
+        "{none}"
+    );
+}
+
+#[test]
+fn a_route_still_on_5353_says_which_commands_move_it() {
+    let mut m = Mac::new();
+    m.install(DAEMON).unwrap();
+    // As a release whose default was 5353 left it: the file and the journal on 5353.
+    let p = m.root().join("etc/resolver/pigsty.test");
+    let old = files::wrap(
+        "macos-resolver",
+        None,
+        "domain pigsty.test\nnameserver 127.0.0.1\nport 5353\n",
+    );
+    std::fs::write(&p, &old).unwrap();
+    let mut j = journal::read(&m.jdir()).unwrap().unwrap();
+    j.server = "127.0.0.1:5353".into();
+    j.files[0].sha256 = pigsty_dns::digest::sha256_hex(old.as_bytes());
+    journal::write(&m.jdir(), &j).unwrap();
+    let text = m.status();
+    assert!(
+        text.contains("FAIL port: the route points at 127.0.0.1:5353"),
+        "{text}"
+    );
+    assert!(text.contains("mDNSResponder"), "{text}");
+    assert!(
+        text.contains("next: pigsty-dns service install --listen 127.0.0.1:5354")
+            && text.contains("sudo pigsty-dns route install --server 127.0.0.1:5354 --yes"),
+        "{text}"
+    );
+}
