@@ -61,6 +61,9 @@ impl StoreError {
     }
 }
 
+/// The per-user state dir below a home directory on macOS.
+pub const MACOS_STATE_DIR: &str = "Library/Application Support/pigsty-dns";
+
 /// Where the state dir is: the flag, else `$PIGSTY_DNS_STATE_DIR`, else the platform's per-user state dir.
 pub fn resolve(flag: Option<&Path>) -> Result<PathBuf, StoreError> {
     if let Some(p) = flag {
@@ -74,7 +77,7 @@ pub fn resolve(flag: Option<&Path>) -> Result<PathBuf, StoreError> {
         .map(PathBuf::from);
     if cfg!(target_os = "macos") {
         if let Some(h) = home {
-            return Ok(h.join("Library/Application Support/pigsty-dns"));
+            return Ok(h.join(MACOS_STATE_DIR));
         }
     } else if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(x).join("pigsty-dns"));

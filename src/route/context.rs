@@ -106,14 +106,11 @@ pub fn default_status_file() -> Option<PathBuf> {
             let home = env("SUDO_USER")
                 .and_then(|u| user::home_of(&u.to_string_lossy()))
                 .or_else(|| env("HOME").map(PathBuf::from))?;
-            home.join(MACOS_STATE_DIR)
+            home.join(crate::store::MACOS_STATE_DIR)
         }
     };
     Some(dir.join(status_file::FILE))
 }
-
-/// The daemon's default state dir on macOS, under the home directory (as `store::resolve` has it).
-const MACOS_STATE_DIR: &str = "Library/Application Support/pigsty-dns";
 
 pub fn journal_dir(place: &Where, os: Os) -> PathBuf {
     place
