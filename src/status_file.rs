@@ -49,8 +49,12 @@ pub struct CountersSnapshot {
     /// UDP answers sent with TC=1.
     pub truncated: u64,
     pub tcp_accepted: u64,
-    /// TCP connections closed at once because the connection cap was reached.
+    /// TCP connections closed at once: the cap was reached and no connection could be evicted.
     pub tcp_refused: u64,
+    /// TCP connections closed to make room for a new one at the cap (the one idle the longest).
+    /// Absent from the status files of older servers (read as 0).
+    #[serde(default)]
+    pub tcp_evicted: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

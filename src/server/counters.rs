@@ -23,8 +23,10 @@ pub struct Counters {
     /// UDP answers sent with TC=1.
     pub truncated: AtomicU64,
     pub tcp_accepted: AtomicU64,
-    /// TCP connections closed at once because the connection cap was reached.
+    /// TCP connections closed at once: the cap was reached and no connection could be evicted.
     pub tcp_refused: AtomicU64,
+    /// TCP connections closed to make room for a new one at the cap (the one idle the longest).
+    pub tcp_evicted: AtomicU64,
 }
 
 impl Counters {
@@ -68,6 +70,7 @@ impl Counters {
             truncated: g(&self.truncated),
             tcp_accepted: g(&self.tcp_accepted),
             tcp_refused: g(&self.tcp_refused),
+            tcp_evicted: g(&self.tcp_evicted),
         }
     }
 }

@@ -8,6 +8,7 @@
 mod bind;
 mod counters;
 mod holder;
+mod slots;
 mod tcp;
 mod udp;
 
@@ -38,9 +39,12 @@ const MAX_FRAME: usize = 2 + 65_535;
 pub struct ServerConfig {
     /// Loopback addresses only; port 0 picks a free port (the same for UDP and TCP).
     pub listen: Vec<SocketAddr>,
-    /// Longest wait for the next complete message on a TCP connection (and for a write to drain).
+    /// Longest wait for the next complete message on a TCP connection (and for a write to drain);
+    /// halved while more than half of `tcp_max_connections` are open.
     pub tcp_idle_timeout: Duration,
-    /// Concurrent TCP connections; a connection over the cap is accepted and closed at once.
+    /// Concurrent TCP connections, across all listen addresses. At the cap a new connection takes the
+    /// place of the one idle the longest (one writing answers only if that write has stalled); only if
+    /// none can be evicted is it accepted and closed at once.
     pub tcp_max_connections: usize,
     pub limits: Limits,
     /// After shutdown is signalled, how long already-read queries may take to be answered.
@@ -102,12 +106,14 @@ impl Bound {
         }
         let settings = tcp::Settings {
             idle: self.cfg.tcp_idle_timeout,
-            max_connections: self.cfg.tcp_max_connections,
             limits,
         };
+        // One table for every listener: the cap counts all TCP connections.
+        let table = Arc::new(slots::Table::new(self.cfg.tcp_max_connections));
         for listener in self.tcp {
             tasks.spawn(tcp::accept_loop(
                 listener,
+                table.clone(),
                 zone.clone(),
                 counters.clone(),
                 settings,

@@ -1,5 +1,7 @@
-//! TCP (RFC 7766): the accept loop with its connection cap, and one task per connection with 2-byte
-//! framing, pipelining, bounded buffers and an idle deadline.
+//! TCP (RFC 7766): the accept loop, which keeps the connection cap with the shared [`Table`] (a new
+//! connection at the cap evicts the one idle the longest), and one task per connection with 2-byte
+//! framing, pipelining, bounded buffers and an idle deadline that shrinks when the table is more than
+//! half full.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -8,11 +10,12 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
-use tokio::time::{Instant, sleep, timeout, timeout_at};
+use tokio::time::{Instant, sleep, timeout_at};
 use tracing::debug;
 
+use super::slots::{Admission, Lease, STALLED_WRITE, Table};
 use super::{Counters, stop_signalled, stopping};
 use crate::answer::{self, Limits};
 use crate::transport::Transport;
@@ -24,21 +27,22 @@ const FLUSH_AT: usize = 16 * 1024;
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Settings {
+    /// The idle timeout while the table is at most half full (see [`Table::idle_timeout`]).
     pub idle: Duration,
-    pub max_connections: usize,
     pub limits: Limits,
 }
 
-/// Over the cap, a connection is accepted and closed at once: the client learns immediately (EOF) and
-/// can retry, instead of hanging in the kernel backlog until its own timeout.
+/// Every connection is accepted. At the cap it takes the slot of the connection idle the longest
+/// ([`Table::admit`]); only when nothing can be evicted is it closed at once, so the client learns
+/// immediately (EOF) and can retry instead of hanging in the kernel backlog until its own timeout.
 pub(super) async fn accept_loop(
     listener: TcpListener,
+    table: Arc<Table>,
     zone: Arc<ArcSwap<ZoneView>>,
     counters: Arc<Counters>,
     settings: Settings,
     mut stop: watch::Receiver<bool>,
 ) {
-    let permits = Arc::new(Semaphore::new(settings.max_connections));
     let mut conns = JoinSet::new();
     loop {
         tokio::select! {
@@ -46,16 +50,23 @@ pub(super) async fn accept_loop(
             _ = stop_signalled(&mut stop) => break,
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => match permits.clone().try_acquire_owned() {
-                    Ok(permit) => {
-                        counters.tcp_accepted.fetch_add(1, Ordering::Relaxed);
-                        conns.spawn(connection(stream, permit, zone.clone(), counters.clone(), settings, stop.clone()));
-                    }
-                    Err(_) => {
-                        counters.tcp_refused.fetch_add(1, Ordering::Relaxed);
-                        drop(stream);
-                    }
-                },
+                Ok((stream, _peer)) => {
+                    let lease = match table.admit() {
+                        Admission::Admitted(lease) => lease,
+                        Admission::Evicted(lease) => {
+                            debug!("TCP connection cap reached; closing the connection idle the longest");
+                            counters.tcp_evicted.fetch_add(1, Ordering::Relaxed);
+                            lease
+                        }
+                        Admission::Refused => {
+                            counters.tcp_refused.fetch_add(1, Ordering::Relaxed);
+                            drop(stream);
+                            continue;
+                        }
+                    };
+                    counters.tcp_accepted.fetch_add(1, Ordering::Relaxed);
+                    conns.spawn(connection(stream, lease, zone.clone(), counters.clone(), settings, stop.clone()));
+                }
                 Err(e) => {
                     // EMFILE and friends: back off instead of spinning on the same error.
                     debug!(error = %e, "TCP accept failed");
@@ -69,18 +80,54 @@ pub(super) async fn accept_loop(
     while conns.join_next().await.is_some() {}
 }
 
-async fn write_bounded(stream: &mut TcpStream, out: &mut Vec<u8>, idle: Duration) -> bool {
-    let ok = matches!(timeout(idle, stream.write_all(out)).await, Ok(Ok(())));
+/// Writes `out` (then clears it) within `limit`; each write that moves counts as progress, and the
+/// lease says "writing" meanwhile so that the table never evicts a write that moves. Once evicted, the
+/// write goes on only while it moves: each piece must be taken within [`STALLED_WRITE`].
+async fn write_out(
+    stream: &mut TcpStream,
+    out: &mut Vec<u8>,
+    lease: &Lease,
+    limit: Duration,
+) -> bool {
+    lease.set_writing(true);
+    let deadline = Instant::now() + limit;
+    let mut done = 0;
+    let ok = loop {
+        if done == out.len() {
+            break true;
+        }
+        let evicted = lease.is_evicted();
+        let by = if evicted {
+            deadline.min(Instant::now() + STALLED_WRITE)
+        } else {
+            deadline
+        };
+        let written = tokio::select! {
+            biased;
+            // Evicted meanwhile: go round again with the shorter bound.
+            _ = lease.evicted(), if !evicted => continue,
+            r = timeout_at(by, stream.write(&out[done..])) => r,
+        };
+        match written {
+            Ok(Ok(n)) if n > 0 => {
+                done += n;
+                lease.touch(Instant::now());
+            }
+            _ => break false,
+        }
+    };
+    lease.set_writing(false);
     out.clear();
     ok
 }
 
 /// One connection: 2-byte framing, pipelined queries answered in order, at most one pending message
 /// buffered, and a deadline for the next *complete* message (so a half-sent message that stalls is cut
-/// as well as an idle connection).
+/// as well as an idle connection). The timeout is the one in force ([`Table::idle_timeout`]) each time
+/// the connection starts or resumes waiting, counted from the last complete message (or the accept).
 async fn connection(
     mut stream: TcpStream,
-    _permit: OwnedSemaphorePermit,
+    lease: Lease,
     zone: Arc<ArcSwap<ZoneView>>,
     counters: Arc<Counters>,
     settings: Settings,
@@ -91,7 +138,7 @@ async fn connection(
     let mut out: Vec<u8> = Vec::new();
     let mut scratch: Vec<u8> = Vec::with_capacity(512);
     let mut chunk = vec![0u8; READ_CHUNK];
-    let mut deadline = Instant::now() + settings.idle;
+    let mut last_message = Instant::now();
     loop {
         let mut consumed = 0;
         let mut close = false;
@@ -121,22 +168,43 @@ async fn connection(
                 }
             }
             consumed += 2 + len;
-            deadline = Instant::now() + settings.idle;
-            if out.len() >= FLUSH_AT && !write_bounded(&mut stream, &mut out, settings.idle).await {
+            last_message = Instant::now();
+            lease.touch(last_message);
+            if out.len() >= FLUSH_AT
+                && !write_out(
+                    &mut stream,
+                    &mut out,
+                    &lease,
+                    lease.idle_timeout(settings.idle),
+                )
+                .await
+            {
                 return;
             }
         }
         input.drain(..consumed);
-        if !out.is_empty() && !write_bounded(&mut stream, &mut out, settings.idle).await {
+        if !out.is_empty()
+            && !write_out(
+                &mut stream,
+                &mut out,
+                &lease,
+                lease.idle_timeout(settings.idle),
+            )
+            .await
+        {
             return;
         }
-        if close || stopping(&stop) {
+        // Evicted: every query already read has been answered above; now close.
+        if close || stopping(&stop) || lease.is_evicted() {
             return;
         }
+        let deadline = last_message + lease.idle_timeout(settings.idle);
         let read = tokio::select! {
             biased;
             // Shutdown: what was read is answered above; a partial message cannot be.
             _ = stop_signalled(&mut stop) => return,
+            // Evicted for a new connection: nothing is in flight but a partial message, which is lost.
+            _ = lease.evicted() => return,
             r = timeout_at(deadline, stream.read(&mut chunk)) => r,
         };
         match read {

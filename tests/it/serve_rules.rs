@@ -313,71 +313,72 @@ async fn idle_and_stalled_connections_are_closed() {
 }
 
 #[tokio::test]
-async fn connection_cap_refuses_the_extra_connection() {
+async fn connection_cap_evicts_the_longest_idle_connection() {
     let cfg = ServerConfig {
         tcp_max_connections: 3,
         ..test_config()
     };
     let srv = start(cfg);
+    let ask = |id: u16| {
+        frame(
+            &query(id, "meta.pigsty.test.", RecordType::A)
+                .to_vec()
+                .unwrap(),
+        )
+    };
     let mut held = Vec::new();
     for i in 0..3u16 {
         let mut s = TcpStream::connect(srv.addr).await.unwrap();
-        // An answer proves the connection was accepted and holds a slot.
-        s.write_all(&frame(
-            &query(i, "meta.pigsty.test.", RecordType::A)
-                .to_vec()
-                .unwrap(),
-        ))
-        .await
-        .unwrap();
+        // An answer proves the connection was accepted and holds a slot; held[0] is idle the longest.
+        s.write_all(&ask(i)).await.unwrap();
         assert!(read_frame(&mut s).await.is_some());
         held.push(s);
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // The fourth connection is served; the one idle the longest is closed to make room.
     let mut extra = TcpStream::connect(srv.addr).await.unwrap();
-    let _ = extra
-        .write_all(&frame(
-            &query(9, "meta.pigsty.test.", RecordType::A)
-                .to_vec()
-                .unwrap(),
-        ))
-        .await;
+    extra.write_all(&ask(9)).await.unwrap();
+    let m = Message::from_vec(
+        &read_frame(&mut extra)
+            .await
+            .expect("the new connection is served"),
+    )
+    .unwrap();
+    assert_eq!(m.metadata.id, 9);
     assert!(
-        read_frame(&mut extra).await.is_none(),
-        "the connection over the cap gets no answer"
+        closed_within(&mut held[0], WAIT).await,
+        "the longest-idle connection is closed"
     );
-    assert!(closed_within(&mut extra, WAIT).await);
-    for (i, s) in held.iter_mut().enumerate() {
-        s.write_all(&frame(
-            &query(50 + i as u16, "a.b.pigsty.test.", RecordType::A)
-                .to_vec()
-                .unwrap(),
-        ))
-        .await
-        .unwrap();
-        let m = Message::from_vec(&read_frame(s).await.unwrap()).unwrap();
+    for (i, s) in held.iter_mut().enumerate().skip(1) {
+        s.write_all(&ask(50 + i as u16)).await.unwrap();
+        let m = Message::from_vec(&read_frame(s).await.expect("the others stay open")).unwrap();
         assert_eq!(m.metadata.id, 50 + i as u16);
     }
     let snap = srv.counters.snapshot();
-    assert_eq!((snap.tcp_accepted, snap.tcp_refused), (3, 1));
-    // A slot frees up when a connection closes.
-    drop(held.pop());
+    assert_eq!(
+        (snap.tcp_accepted, snap.tcp_evicted, snap.tcp_refused),
+        (4, 1, 0)
+    );
+    // A connection that closes frees its slot: the next one takes it without evicting anybody.
+    drop(held.remove(0));
+    drop(held.remove(0));
     let mut ok = false;
     for _ in 0..50 {
         tokio::time::sleep(Duration::from_millis(20)).await;
         let mut s = TcpStream::connect(srv.addr).await.unwrap();
-        let _ = s
-            .write_all(&frame(
-                &query(60, "meta.pigsty.test.", RecordType::A)
-                    .to_vec()
-                    .unwrap(),
-            ))
-            .await;
+        s.write_all(&ask(60)).await.unwrap();
         if read_frame(&mut s).await.is_some() {
             ok = true;
             break;
         }
     }
     assert!(ok, "a freed slot is usable again");
+    assert_eq!(srv.counters.snapshot().tcp_evicted, 1, "no eviction needed");
+    // The connections still open were never cut.
+    for s in held.iter_mut().chain([&mut extra]) {
+        s.write_all(&ask(70)).await.unwrap();
+        assert!(read_frame(s).await.is_some());
+    }
     srv.stop().await;
 }
 
@@ -619,4 +620,244 @@ async fn shutdown_is_prompt_and_releases_the_port() {
     let srv = start(again);
     assert_eq!(srv.addr, addr);
     srv.stop().await;
+}
+
+/// Issue 11 §3: busy TCP connections must not lock other TCP clients out. Self-contained (only the
+/// `common` server and message helpers), so it can move to another test binary as it is.
+mod tcp_slot_pressure {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+    use tokio::time::{Instant, sleep, sleep_until, timeout};
+
+    /// One framed exchange on `s`, bounded by `wait`: the answer's ID, or `None` (closed, reset, or no
+    /// answer in time).
+    async fn exchange(s: &mut TcpStream, id: u16, wait: Duration) -> Option<u16> {
+        let q = frame(
+            &query(id, "meta.pigsty.test.", RecordType::A)
+                .to_vec()
+                .unwrap(),
+        );
+        timeout(wait, async {
+            s.write_all(&q).await.ok()?;
+            let mut len = [0u8; 2];
+            s.read_exact(&mut len).await.ok()?;
+            let mut body = vec![0u8; usize::from(u16::from_be_bytes(len))];
+            s.read_exact(&mut body).await.ok()?;
+            let m = Message::from_vec(&body).ok()?;
+            (m.metadata.response_code == ResponseCode::NoError).then_some(m.metadata.id)
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    /// A busy client as in the issue: it holds one connection and sends one query every `period`
+    /// (first at `start`); when the server closes it, it connects again at its next tick. Stops at
+    /// `until` and closes its connection. Returns how many of its queries were answered.
+    async fn busy_client(
+        addr: std::net::SocketAddr,
+        start: Instant,
+        period: Duration,
+        until: Instant,
+    ) -> u32 {
+        let mut conn: Option<TcpStream> = None;
+        let mut answered = 0;
+        let mut tick = start;
+        let mut id: u16 = 0;
+        loop {
+            // The connection is held until `until`, however the ticks fall.
+            sleep_until(tick.min(until)).await;
+            if Instant::now() >= until {
+                break;
+            }
+            tick += period;
+            if conn.is_none() {
+                conn = timeout(period, TcpStream::connect(addr))
+                    .await
+                    .ok()
+                    .and_then(Result::ok);
+            }
+            let Some(s) = conn.as_mut() else { continue };
+            id = id.wrapping_add(1);
+            if exchange(s, id, period).await == Some(id) {
+                answered += 1;
+            } else {
+                conn = None;
+            }
+        }
+        answered
+    }
+
+    /// `busy` busy clients against a server with `cap` slots; after `warm_up` (every slot taken), an
+    /// ordinary client makes `queries` queries, each on a fresh connection (as `dig +tcp` does), 100 ms
+    /// apart, each bounded by 1 s. Returns (ordinary answers, busy answers).
+    async fn lock_out_run(
+        cfg: ServerConfig,
+        busy: usize,
+        period: Duration,
+        warm_up: Duration,
+        queries: u16,
+    ) -> (u16, u32, Running) {
+        let srv = start(cfg);
+        let t0 = Instant::now();
+        let until = t0
+            + warm_up
+            + Duration::from_millis(100) * u32::from(queries)
+            + Duration::from_millis(500);
+        let mut attackers = tokio::task::JoinSet::new();
+        for i in 0..busy {
+            // Ticks spread evenly over one period, as independent clients would be.
+            let start = t0 + period * i as u32 / busy as u32;
+            attackers.spawn(busy_client(srv.addr, start, period, until));
+        }
+        sleep_until(t0 + warm_up).await;
+        let mut answered = 0;
+        for i in 0..queries {
+            let id = 10_000 + i;
+            let answer = match timeout(Duration::from_secs(1), TcpStream::connect(srv.addr)).await {
+                Ok(Ok(mut s)) => exchange(&mut s, id, Duration::from_secs(1)).await,
+                _ => None,
+            };
+            if answer == Some(id) {
+                answered += 1;
+            }
+            sleep(Duration::from_millis(100)).await;
+        }
+        let mut busy_answered = 0;
+        while let Some(n) = timeout(Duration::from_secs(5), attackers.join_next())
+            .await
+            .expect("the busy clients stop by themselves")
+        {
+            busy_answered += n.unwrap();
+        }
+        (answered, busy_answered, srv)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn busy_connections_do_not_lock_out_an_ordinary_client() {
+        // 140 clients each sending a query every 600 ms — more often than even the shortened idle timeout
+        // (1 s) — against 16 slots: on their own they would hold every slot forever.
+        let cfg = ServerConfig {
+            tcp_max_connections: 16,
+            tcp_idle_timeout: Duration::from_secs(2),
+            ..test_config()
+        };
+        let (answered, busy_answered, srv) = lock_out_run(
+            cfg,
+            140,
+            Duration::from_millis(600),
+            Duration::from_millis(1500),
+            20,
+        )
+        .await;
+        let snap = srv.counters.snapshot();
+        eprintln!("ordinary {answered}/20, busy answered {busy_answered}, {snap:?}");
+        assert_eq!(
+            answered, 20,
+            "the ordinary client gets every answer; {snap:?}"
+        );
+        assert!(busy_answered > 0);
+        srv.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn busy_connections_do_not_lock_out_at_the_default_cap() {
+        // The defaults (128 slots, 10 s idle timeout): 140 clients each sending a query every 2 s.
+        let cfg = ServerConfig {
+            tcp_max_connections: pigsty_dns::defaults::TCP_MAX_CONNECTIONS,
+            tcp_idle_timeout: Duration::from_secs(pigsty_dns::defaults::TCP_IDLE_TIMEOUT_SECS),
+            ..test_config()
+        };
+        let (answered, busy_answered, srv) = lock_out_run(
+            cfg,
+            140,
+            Duration::from_secs(2),
+            Duration::from_millis(2500),
+            10,
+        )
+        .await;
+        let snap = srv.counters.snapshot();
+        eprintln!("ordinary {answered}/10, busy answered {busy_answered}, {snap:?}");
+        assert_eq!(
+            answered, 10,
+            "the ordinary client gets every answer; {snap:?}"
+        );
+        assert!(busy_answered > 0);
+        srv.stop().await;
+    }
+
+    #[tokio::test]
+    async fn idle_timeout_halves_above_half_full() {
+        let cfg = ServerConfig {
+            tcp_max_connections: 4,
+            tcp_idle_timeout: Duration::from_millis(800),
+            ..test_config()
+        };
+        let srv = start(cfg);
+        // Alone (1 of 4, not above half): the full timeout.
+        let mut s = TcpStream::connect(srv.addr).await.unwrap();
+        assert_eq!(exchange(&mut s, 1, WAIT).await, Some(1));
+        let t = Instant::now();
+        assert!(closed_within(&mut s, WAIT).await);
+        assert!(
+            t.elapsed() >= Duration::from_millis(700),
+            "{:?}",
+            t.elapsed()
+        );
+        drop(s);
+        // Three of 4 (above half): a connection that starts waiting now gets half of it.
+        let mut a = TcpStream::connect(srv.addr).await.unwrap();
+        let mut b = TcpStream::connect(srv.addr).await.unwrap();
+        assert_eq!(exchange(&mut a, 2, WAIT).await, Some(2));
+        assert_eq!(exchange(&mut b, 3, WAIT).await, Some(3));
+        let mut c = TcpStream::connect(srv.addr).await.unwrap();
+        assert_eq!(exchange(&mut c, 4, WAIT).await, Some(4));
+        let t = Instant::now();
+        assert!(closed_within(&mut c, WAIT).await);
+        let took = t.elapsed();
+        assert!(
+            took >= Duration::from_millis(300) && took < Duration::from_millis(700),
+            "closed after {took:?}, want about 400 ms"
+        );
+        drop((a, b));
+        srv.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connection_whose_answers_stall_is_evicted() {
+        // One slot. A client pipelines ~8 MB worth of answers and reads none, so the server's write
+        // stalls; a connection that comes later takes the slot.
+        let cfg = ServerConfig {
+            tcp_max_connections: 1,
+            tcp_idle_timeout: Duration::from_secs(10),
+            ..test_config()
+        };
+        let srv = start(cfg);
+        let sock = tokio::net::TcpSocket::new_v4().unwrap();
+        sock.set_recv_buffer_size(4096).unwrap();
+        let mut stalled = sock.connect(srv.addr).await.unwrap();
+        let q = frame(
+            &query(1, "meta.pigsty.test.", RecordType::A)
+                .to_vec()
+                .unwrap(),
+        );
+        let flood: Vec<u8> = q.iter().copied().cycle().take(q.len() * 150_000).collect();
+        let writer = tokio::spawn(async move {
+            // Blocks once the server stops reading; bounded, and the socket closes with the task.
+            let _ = timeout(Duration::from_secs(6), stalled.write_all(&flood)).await;
+            stalled
+        });
+        // Well past the point where the server's write has stalled for STALLED_WRITE (1 s).
+        sleep(Duration::from_millis(2500)).await;
+        let mut late = TcpStream::connect(srv.addr).await.unwrap();
+        assert_eq!(
+            exchange(&mut late, 7, WAIT).await,
+            Some(7),
+            "the late connection is served"
+        );
+        let snap = srv.counters.snapshot();
+        assert_eq!((snap.tcp_evicted, snap.tcp_refused), (1, 0), "{snap:?}");
+        drop(writer);
+        srv.stop().await;
+    }
 }
