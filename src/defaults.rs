@@ -43,9 +43,10 @@ pub const TTL: u32 = 30;
 /// Negative-caching TTL (the SOA MINIMUM), seconds.
 pub const NEGATIVE_TTL: u32 = 5;
 
-/// A TCP connection idle this long between messages is closed, seconds.
+/// A TCP connection idle this long between messages is closed, seconds; halved while more than half
+/// the connection slots are taken (RFC 7766 §6.2.3).
 pub const TCP_IDLE_TIMEOUT_SECS: u64 = 10;
-/// Concurrent TCP connections.
+/// Concurrent TCP connections; at the cap a new connection evicts the one idle the longest.
 pub const TCP_MAX_CONNECTIONS: usize = 128;
 
 pub const ENV_LISTEN: &str = "PIGSTY_DNS_LISTEN";

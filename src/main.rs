@@ -68,10 +68,10 @@ enum Command {
         /// Negative TTL for generations stored from --records.
         #[arg(long, default_value_t = NEGATIVE_TTL)]
         negative_ttl: u32,
-        /// Close a TCP connection idle this many seconds.
+        /// Close a TCP connection idle this many seconds (half that while more than half the slots are taken).
         #[arg(long, default_value_t = TCP_IDLE_TIMEOUT_SECS)]
         tcp_idle_timeout: u64,
-        /// Concurrent TCP connections; more are closed at once.
+        /// Concurrent TCP connections; at the cap a new one takes the slot of the one idle the longest.
         #[arg(long, default_value_t = TCP_MAX_CONNECTIONS)]
         tcp_max_connections: usize,
         #[arg(long, value_enum, default_value = "text")]

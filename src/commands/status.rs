@@ -109,8 +109,8 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
         ));
         let c = &s.counters;
         out.push_str(&format!(
-            "  answers: noerror {} nxdomain {} refused {} formerr {} notimp {} servfail {} badvers {} other {}; dropped {} truncated {}; tcp accepted {} refused {}\n",
-            c.noerror, c.nxdomain, c.refused, c.formerr, c.notimp, c.servfail, c.badvers, c.other, c.dropped, c.truncated, c.tcp_accepted, c.tcp_refused
+            "  answers: noerror {} nxdomain {} refused {} formerr {} notimp {} servfail {} badvers {} other {}; dropped {} truncated {}; tcp accepted {} evicted {} refused {}\n",
+            c.noerror, c.nxdomain, c.refused, c.formerr, c.notimp, c.servfail, c.badvers, c.other, c.dropped, c.truncated, c.tcp_accepted, c.tcp_evicted, c.tcp_refused
         ));
     } else {
         out.push_str(&format!("no status file in {}\n", state_dir.display()));
