@@ -9,6 +9,8 @@
 //! byte-identical). Both suites: bookworm (systemd 252, resolved-link with networkd) and sid
 //! (systemd >= 258, resolved-delegate).
 //!
+//! The binary is this test build's, or `$PIGSTY_DNS_LAB_BIN` (e.g. target/release/pigsty-dns).
+//!
 //! Runs only with PIGSTY_DNS_E2E=1; then every missing prerequisite (root, systemd-nspawn,
 //! debootstrap, a Debian archive in the apt sources) is a failure, never a skip. The container is
 //! stopped by the script's own EXIT trap and again by a guard here, whatever fails.
@@ -78,7 +80,13 @@ const EVERY_SUITE: &[&str] = &[
 ];
 
 /// Runs the journey on one suite; `Err` with the script's output when anything failed.
-fn run_suite(script: &Path, records: &Path, suite: &str, specific: &[&str]) -> Result<(), String> {
+fn run_suite(
+    script: &Path,
+    bin: &Path,
+    records: &Path,
+    suite: &str,
+    specific: &[&str],
+) -> Result<(), String> {
     let work = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
     let guard = Container {
         script,
@@ -93,7 +101,7 @@ fn run_suite(script: &Path, records: &Path, suite: &str, specific: &[&str]) -> R
         .arg("test")
         .env("SUITE", suite)
         .env("LAB", &guard.lab)
-        .env("PIGSTY_DNS_BIN", BIN)
+        .env("PIGSTY_DNS_BIN", bin)
         .env("PIGSTY_DNS_RECORDS", records)
         .output()
         .map_err(|e| format!("run {}: {e}", script.display()))?;
@@ -144,10 +152,13 @@ fn service_and_route_under_systemd_as_pid1() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let script = manifest.join("tests/lab/pid1-lab.sh");
     let records = manifest.join("zones/pigsty.test.yml");
+    let bin =
+        std::env::var_os("PIGSTY_DNS_LAB_BIN").map_or_else(|| PathBuf::from(BIN), PathBuf::from);
     // Both suites run, one after the other (the restart timings are measured), even if one fails.
     let results = [
         run_suite(
             &script,
+            &bin,
             &records,
             "bookworm",
             &[
@@ -160,6 +171,7 @@ fn service_and_route_under_systemd_as_pid1() {
         ),
         run_suite(
             &script,
+            &bin,
             &records,
             "sid",
             &[
