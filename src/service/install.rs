@@ -82,10 +82,14 @@ pub fn install(host: &mut Host<'_>, a: &InstallArgs) -> Result<Report, AppError>
             budget: Duration::from_secs(a.wait),
         });
     }
-    notes.push(format!(
-        "the records stay in {}; load them with pigsty-dns load FILE",
-        dir.path.display()
-    ));
+    // The system unit's own note says how to load (as its user, into its state dir): a plain
+    // `pigsty-dns load FILE` by root would store into root's state dir, which the service never reads.
+    if !c.system {
+        notes.push(format!(
+            "the records stay in {}; load them with pigsty-dns load FILE",
+            dir.path.display()
+        ));
+    }
     if a.dry_run {
         return Ok(steps::dry_run_report(COMMAND, &steps, &notes));
     }

@@ -378,6 +378,13 @@ fn system_install_needs_a_user_root_and_a_safe_binary() {
         "{out}"
     );
     assert!(out.contains("--state-dir /var/lib/pigsty-dns"), "{out}");
+    // The only load instruction is as the unit's user into its state dir (a plain `pigsty-dns load` by
+    // root would store where the service never reads; found by tests/lab/pid1-lab.sh).
+    assert_eq!(out.matches(" load FILE").count(), 1, "{out}");
+    assert!(
+        out.contains("load records as that user: sudo -u nobody "),
+        "{out}"
+    );
     a.dry_run = false;
     let e = fx.with(|h| install(h, &a, false)).unwrap_err();
     assert_eq!(e.class, Class::Capability, "{}", e.message);
