@@ -6,6 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 
 mod route_delegate_lab;
 mod route_lab;
+mod service_pid1_lab;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_pigsty-dns");
 

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-const BIN: &str = env!("CARGO_BIN_EXE_pigsty-dns");
+use crate::{BIN, lab_turn};
 
 /// Stops the suite's container (a clean poweroff, SIGKILL of nspawn after 30 s) when dropped.
 struct Container<'a> {
@@ -137,18 +137,12 @@ fn run_suite(
 
 #[test]
 fn service_and_route_under_systemd_as_pid1() {
-    if std::env::var("PIGSTY_DNS_E2E").as_deref() != Ok("1") {
-        eprintln!(
-            "service_pid1_lab: set PIGSTY_DNS_E2E=1 to run (needs root, systemd-nspawn, debootstrap and a Debian archive in the apt sources)"
-        );
+    let Some(_turn) = lab_turn(
+        "service_pid1_lab",
+        "root, systemd-nspawn, debootstrap and a Debian archive in the apt sources",
+    ) else {
         return;
-    }
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "PIGSTY_DNS_E2E=1: the lab needs root"
-    );
+    };
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let script = manifest.join("tests/lab/pid1-lab.sh");
     let records = manifest.join("zones/pigsty.test.yml");
