@@ -1,9 +1,11 @@
 //! A bounded YAML reader: one document into a plain tree, with duplicate keys refused, `<<` merge keys
-//! applied as Barn applies them, and alias expansion, nesting and node count capped so that a hostile
-//! file is refused quickly and in little memory.
+//! applied as Barn applies them, and alias expansion (in nodes and in copied text), nesting and node
+//! count capped so that a hostile file is refused quickly and in little memory.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
+use std::rc::Rc;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
 
@@ -14,6 +16,10 @@ pub const MAX_DEPTH: usize = 64;
 pub const MAX_NODES: usize = 400_000;
 /// Nodes allowed on top of what the document's size could hold without aliases (see [`node_budget`]).
 const ALIAS_SLACK: usize = 16_384;
+/// What anchors and aliases may copy on top of the document's size (see [`copy_budget`]).
+const COPY_SLACK: usize = 64 * 1024;
+/// Characters the parser may read past the end of the last value it produced (see [`Lookahead`]).
+pub const MAX_LOOKAHEAD: usize = 256 * 1024;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Yaml {
@@ -84,18 +90,81 @@ pub fn node_budget(len: usize) -> usize {
     (len / 2 + ALIAS_SLACK).min(MAX_NODES)
 }
 
+/// An anchor keeps a copy of its value and every alias makes another. Counting an alias's nodes alone
+/// let one long string be copied at the price of one node, and anchors were free (both found by the
+/// `check` fuzz target). Every copy now spends its nodes plus its text bytes from this budget: the
+/// document's size again plus a small slack. Aliases still spend their nodes from [`node_budget`] too.
+fn copy_budget(len: usize) -> usize {
+    len.saturating_add(COPY_SLACK)
+}
+
+/// The document's characters as the parser reads them, cut off [`MAX_LOOKAHEAD`] past the end of the
+/// last event. saphyr-parser keeps every token of a flow collection that could still turn out to be a
+/// mapping key (`- [a, b, ...]`, `[[...]]`) until it closes, at about 180 bytes a token, before it
+/// produces a single event for the budgets to see: a 4 MiB `- [a,a,...]` took 700 MB (found through
+/// the `check` fuzz target). Past the limit the input ends early and `parse` reports the overrun.
+struct Lookahead<'a> {
+    chars: std::str::Chars<'a>,
+    read: usize,
+    line: usize,
+    /// Index (in characters) the parser may read up to; moved on by every event.
+    limit: Rc<Cell<usize>>,
+    /// The line where the limit was reached.
+    overrun: Rc<Cell<Option<usize>>>,
+}
+
+impl Iterator for Lookahead<'_> {
+    type Item = char;
+
+    fn next(&mut self) -> Option<char> {
+        if self.read >= self.limit.get() {
+            self.overrun.set(Some(self.line));
+            return None;
+        }
+        let c = self.chars.next()?;
+        self.read += 1;
+        if c == '\n' {
+            self.line += 1;
+        }
+        Some(c)
+    }
+}
+
 /// Parses exactly one YAML document. Errors are plain sentences with the line; the caller says which
 /// file. The parser streams events, so every bound applies while the file is read: nothing is buffered
-/// beyond the tree itself, and an alias is expanded only when its size still fits the budget.
+/// beyond the tree itself and at most [`MAX_LOOKAHEAD`] of text ahead of it, and an alias is expanded
+/// only when its size still fits the budget.
 pub fn parse(text: &str) -> Result<Yaml, String> {
     let mut b = Builder {
         budget: node_budget(text.len()),
+        copy_budget: copy_budget(text.len()),
         anchors: HashMap::new(),
         stack: Vec::new(),
         root: None,
     };
+    let limit = Rc::new(Cell::new(MAX_LOOKAHEAD));
+    let overrun = Rc::new(Cell::new(None));
+    let input = Lookahead {
+        chars: text.chars(),
+        read: 0,
+        line: 1,
+        limit: limit.clone(),
+        overrun: overrun.clone(),
+    };
+    let overran = |line: usize| {
+        format!(
+            "line {line}: has a list, mapping or value of over {} KiB that must be read whole before \
+             it can be parsed (a flow [...] or {{...}} in key position, or one long scalar); write long \
+             lists one item per line",
+            MAX_LOOKAHEAD / 1024
+        )
+    };
     let mut documents = 0;
-    for event in Parser::new_from_str(text) {
+    for event in Parser::new_from_iter(input) {
+        // Whatever the parser made of the input cut short, the overrun is the error.
+        if let Some(line) = overrun.get() {
+            return Err(overran(line));
+        }
         let (event, span) = event.map_err(|e| {
             let info = if e.info().contains("recursion limit") {
                 "nests too deeply"
@@ -104,6 +173,7 @@ pub fn parse(text: &str) -> Result<Yaml, String> {
             };
             format!("line {}: {info}", e.marker().line())
         })?;
+        limit.set(span.end.index().saturating_add(MAX_LOOKAHEAD));
         let line = span.start.line();
         let at = |msg: String| format!("line {line}: {msg}");
         match event {
@@ -119,20 +189,25 @@ pub fn parse(text: &str) -> Result<Yaml, String> {
             Event::Scalar(value, style, anchor, tag) => {
                 let merge = style == ScalarStyle::Plain && tag.is_none() && value == "<<";
                 let v = resolve(&value, style, tag.as_deref());
+                let bytes = value.len();
                 b.take(1).map_err(at)?;
                 if anchor > 0 {
-                    b.anchors.insert(anchor, (v.clone(), 1));
+                    // The anchor's copy; the value itself goes into the tree.
+                    b.copy(1, bytes).map_err(at)?;
+                    b.anchors.insert(anchor, (v.clone(), 1, bytes));
                 }
-                b.push(v, 1, merge, line).map_err(at)?;
+                b.push(v, 1, bytes, merge, line).map_err(at)?;
             }
             Event::Alias(id) => {
-                let (v, size) = b
+                let &(_, size, bytes) = b
                     .anchors
                     .get(&id)
-                    .cloned()
                     .ok_or_else(|| at("refers to an unknown anchor".into()))?;
+                // Spent before the copy is made.
                 b.take(size).map_err(at)?;
-                b.push(v, size, false, line).map_err(at)?;
+                b.copy(size, bytes).map_err(at)?;
+                let v = b.anchors[&id].0.clone();
+                b.push(v, size, bytes, false, line).map_err(at)?;
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 if b.stack.len() >= MAX_DEPTH {
@@ -153,6 +228,7 @@ pub fn parse(text: &str) -> Result<Yaml, String> {
                     kind,
                     anchor,
                     size: 1,
+                    bytes: 0,
                 });
             }
             Event::SequenceEnd | Event::MappingEnd => {
@@ -174,12 +250,18 @@ pub fn parse(text: &str) -> Result<Yaml, String> {
                     }
                 };
                 if frame.anchor > 0 {
-                    b.anchors.insert(frame.anchor, (v.clone(), frame.size));
+                    b.copy(frame.size, frame.bytes).map_err(at)?;
+                    b.anchors
+                        .insert(frame.anchor, (v.clone(), frame.size, frame.bytes));
                 }
-                b.push(v, frame.size, false, line).map_err(at)?;
+                b.push(v, frame.size, frame.bytes, false, line)
+                    .map_err(at)?;
             }
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}
         }
+    }
+    if let Some(line) = overrun.get() {
+        return Err(overran(line));
     }
     Ok(b.root.unwrap_or(Yaml::Null))
 }
@@ -201,12 +283,16 @@ struct Frame {
     anchor: usize,
     /// Nodes in this collection so far (itself included): what an alias to it costs.
     size: usize,
+    /// Scalar text in it so far (keys included): what a copy of it costs in text.
+    bytes: usize,
 }
 
 struct Builder {
     budget: usize,
-    /// Anchored values and their node counts.
-    anchors: HashMap<usize, (Yaml, usize)>,
+    /// What anchors and aliases may still copy: nodes plus text bytes.
+    copy_budget: usize,
+    /// Anchored values, their node counts and their text sizes.
+    anchors: HashMap<usize, (Yaml, usize, usize)>,
     stack: Vec<Frame>,
     root: Option<Yaml>,
 }
@@ -222,13 +308,35 @@ impl Builder {
         Ok(())
     }
 
+    /// Pays for a copy (an anchor's or an alias's) of a value of `nodes` nodes holding `bytes` of text.
+    fn copy(&mut self, nodes: usize, bytes: usize) -> Result<(), String> {
+        let cost = nodes.saturating_add(bytes);
+        if cost > self.copy_budget {
+            return Err(
+                "copies too much through anchors and aliases; at most the file's size again \
+                 (plus 64 KiB) is copied"
+                    .into(),
+            );
+        }
+        self.copy_budget -= cost;
+        Ok(())
+    }
+
     /// Puts a finished value where it belongs: the root, the open list, or the open mapping.
-    fn push(&mut self, v: Yaml, size: usize, merge: bool, line: usize) -> Result<(), String> {
+    fn push(
+        &mut self,
+        v: Yaml,
+        size: usize,
+        bytes: usize,
+        merge: bool,
+        line: usize,
+    ) -> Result<(), String> {
         let Some(top) = self.stack.last_mut() else {
             self.root = Some(v);
             return Ok(());
         };
         top.size += size;
+        top.bytes += bytes;
         match &mut top.kind {
             Open::Seq(items) => items.push(v),
             Open::Map {
@@ -413,6 +521,66 @@ mod tests {
         let deep = format!("{}1{}", "[".repeat(100), "]".repeat(100));
         let e = parse(&deep).unwrap_err();
         assert!(e.contains("deeper") || e.contains("recursion"), "{e}");
+    }
+
+    /// Found by the `check` fuzz target: an alias cost one node whatever its text, so a long string
+    /// copied 10,000 times fit the node budget (675 bytes held 7 MB; a 4 MiB file could ask for TBs).
+    #[test]
+    fn refuses_aliases_that_multiply_text() {
+        let mut doc = format!("a0: &a0 {}\n", "x".repeat(300));
+        for i in 1..5 {
+            let p = i - 1;
+            let list = vec![format!("*a{p}"); 10].join(", ");
+            doc.push_str(&format!("a{i}: &a{i} [{list}]\n"));
+        }
+        let e = parse(&doc).unwrap_err();
+        assert!(e.contains("copies too much"), "{e}");
+        let one_string = format!(
+            "s: &a \"{}\"\nt: [{}]\n",
+            "x".repeat(20_000),
+            vec!["*a"; 2_000].join(",")
+        );
+        assert!(parse(&one_string).unwrap_err().contains("copies too much"));
+        // Copies within the file's size are fine.
+        let few = format!("s: &a \"{}\"\nt: [*a, *a]\n", "x".repeat(20_000));
+        assert_eq!(
+            parse(&few).unwrap().get("t").map(|t| t.to_string()),
+            Some("[...]".into())
+        );
+    }
+
+    /// An anchor keeps a copy of its value: 60 nested anchors around one large list held 60 copies of
+    /// it (a 200 KB file took 230 MB) without a single alias.
+    #[test]
+    fn refuses_nested_anchors_that_multiply_a_value() {
+        let depth = 60;
+        let opens: String = (0..depth).map(|i| format!("&n{i} [")).collect();
+        let doc = format!(
+            "x: {opens}{}{}\n",
+            vec!["a"; 20_000].join(","),
+            "]".repeat(depth)
+        );
+        let e = parse(&doc).unwrap_err();
+        assert!(e.contains("copies too much"), "{e}");
+        // One anchor on a large value is fine.
+        let one = format!("x: &n [{}]\ny: 1\n", vec!["a"; 20_000].join(","));
+        assert!(parse(&one).is_ok());
+    }
+
+    /// saphyr-parser reads a flow collection in key position whole before any event: bounded by
+    /// MAX_LOOKAHEAD instead of by the file (a 4 MiB `- [a,a,...]` took 700 MB and 4 s).
+    #[test]
+    fn bounds_what_the_parser_reads_ahead() {
+        let long = format!("x:\n  - [{}]\n", vec!["a"; 200_000].join(","));
+        let e = parse(&long).unwrap_err();
+        assert!(e.starts_with("line 2: ") && e.contains("read whole"), "{e}");
+        let nested = format!("x: [[{}]]\n", vec!["a"; 200_000].join(","));
+        assert!(parse(&nested).unwrap_err().contains("read whole"));
+        // Below the limit both read as before, and so does a long value elsewhere in the file.
+        let fits = format!("x:\n  - [{}]\n", vec!["a"; 50_000].join(","));
+        assert!(parse(&fits).is_ok());
+        let scalar = format!("a: '{}'\nb: 1\n", "x".repeat(250_000));
+        assert!(parse(&scalar).is_ok());
     }
 
     #[test]

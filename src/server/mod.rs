@@ -7,6 +7,7 @@
 
 mod bind;
 mod counters;
+pub mod framing;
 mod holder;
 mod slots;
 mod tcp;

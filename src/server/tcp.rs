@@ -15,6 +15,7 @@ use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep, timeout_at};
 use tracing::debug;
 
+use super::framing::{Frame, Framer};
 use super::slots::{Admission, Lease, STALLED_WRITE, Table};
 use super::{Counters, stop_signalled, stopping};
 use crate::answer::{self, Limits};
@@ -134,24 +135,17 @@ async fn connection(
     mut stop: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
-    let mut input: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut input = Framer::with_capacity(READ_CHUNK);
     let mut out: Vec<u8> = Vec::new();
     let mut scratch: Vec<u8> = Vec::with_capacity(512);
     let mut chunk = vec![0u8; READ_CHUNK];
     let mut last_message = Instant::now();
     loop {
-        let mut consumed = 0;
         let mut close = false;
-        while let Some(len) = input
-            .get(consumed..consumed + 2)
-            .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
-        {
-            if len == 0 {
+        while let Some(frame) = input.next_frame() {
+            let Frame::Message(msg) = frame else {
                 // A zero-length message cannot be a query: close the connection.
                 close = true;
-                break;
-            }
-            let Some(msg) = input.get(consumed + 2..consumed + 2 + len) else {
                 break;
             };
             let summary = {
@@ -167,7 +161,6 @@ async fn connection(
                     out.extend_from_slice(&scratch);
                 }
             }
-            consumed += 2 + len;
             last_message = Instant::now();
             lease.touch(last_message);
             if out.len() >= FLUSH_AT
@@ -182,7 +175,7 @@ async fn connection(
                 return;
             }
         }
-        input.drain(..consumed);
+        input.compact();
         if !out.is_empty()
             && !write_out(
                 &mut stream,
@@ -215,7 +208,7 @@ async fn connection(
             }
             Ok(Ok(n)) => {
                 // Only an incomplete message stays buffered, so this never exceeds MAX_FRAME + one chunk.
-                input.extend_from_slice(&chunk[..n]);
+                input.push(&chunk[..n]);
             }
         }
     }
