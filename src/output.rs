@@ -1,6 +1,7 @@
 //! How a command's result reaches the user: one `Report` holding both its text and its JSON, rendered
 //! once by `main` as `--json` asks, and the stable JSON encoding every file and report uses.
 
+use std::rc::Rc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -16,20 +17,46 @@ pub fn to_json<T: Serialize>(v: &T) -> String {
     s
 }
 
-/// A command's output in both forms. `text` is printed as is (it ends in a newline or is empty); the
-/// JSON is rendered when the report is made, so a struct keeps its field order.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// A command's output in both forms. `text` is printed as is (it ends in a newline or is empty). The
+/// JSON is either rendered when the report is made (so a struct keeps its field order) or, for reports
+/// that can be large (`check` and `load` at 100,000 names), built only when `--json` asks for it, so
+/// the text form never pays for it.
+#[derive(Clone, Default)]
 pub struct Report {
     pub text: String,
-    /// None: the command has one output for both modes.
-    json: Option<String>,
+    json: Json,
+}
+
+#[derive(Clone, Default)]
+enum Json {
+    /// The command has one output for both modes.
+    #[default]
+    Same,
+    Rendered(String),
+    Lazy(Rc<dyn Fn() -> String>),
+}
+
+impl std::fmt::Debug for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Report")
+            .field("text", &self.text)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Report {
     pub fn new(text: impl Into<String>, json: impl Serialize) -> Report {
         Report {
             text: text.into(),
-            json: Some(to_json(&json)),
+            json: Json::Rendered(to_json(&json)),
+        }
+    }
+
+    /// The JSON is built by `build` if and when it is rendered.
+    pub fn lazy<T: Serialize>(text: impl Into<String>, build: impl Fn() -> T + 'static) -> Report {
+        Report {
+            text: text.into(),
+            json: Json::Lazy(Rc::new(move || to_json(&build()))),
         }
     }
 
@@ -42,34 +69,46 @@ impl Report {
     pub fn same(text: impl Into<String>) -> Report {
         Report {
             text: text.into(),
-            json: None,
+            json: Json::Same,
+        }
+    }
+
+    fn rendered(&self) -> Option<String> {
+        match &self.json {
+            Json::Same => None,
+            Json::Rendered(j) => Some(j.clone()),
+            Json::Lazy(f) => Some(f()),
         }
     }
 
     /// The JSON form as a value, to embed in another report (the text as a string when there is none).
     pub fn json_value(&self) -> serde_json::Value {
-        self.json
-            .as_deref()
-            .and_then(|j| serde_json::from_str(j).ok())
+        self.rendered()
+            .and_then(|j| serde_json::from_str(&j).ok())
             .unwrap_or_else(|| serde_json::Value::String(self.text.clone()))
     }
 
-    /// Adds (or replaces) top-level JSON fields. The object is re-rendered as a sorted map.
-    pub fn set_json_fields(&mut self, fields: &[(&str, serde_json::Value)]) {
-        let mut v: serde_json::Value = self
-            .json
-            .as_deref()
-            .and_then(|j| serde_json::from_str(j).ok())
-            .unwrap_or_else(|| serde_json::json!({}));
-        for (k, f) in fields {
-            v[*k] = f.clone();
-        }
-        self.json = Some(to_json(&v));
+    /// Adds (or replaces) top-level JSON fields, when the JSON is rendered; the object is then a sorted map.
+    pub fn set_json_fields(&mut self, fields: Vec<(&'static str, serde_json::Value)>) {
+        let before = Report {
+            text: String::new(),
+            json: std::mem::take(&mut self.json),
+        };
+        self.json = Json::Lazy(Rc::new(move || {
+            let mut v: serde_json::Value = before
+                .rendered()
+                .and_then(|j| serde_json::from_str(&j).ok())
+                .unwrap_or_else(|| serde_json::json!({}));
+            for (k, f) in &fields {
+                v[*k] = f.clone();
+            }
+            to_json(&v)
+        }));
     }
 
     pub fn render(&self, json: bool) -> String {
-        match &self.json {
-            Some(j) if json => j.clone(),
+        match self.rendered() {
+            Some(j) if json => j,
             _ => self.text.clone(),
         }
     }

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::rc::Rc;
 use std::time::Duration;
 
 use crate::error::{AppError, Class};
@@ -31,12 +32,12 @@ pub struct LoadOptions<'a> {
 }
 
 /// Validates and stores; the report, and the generation when one was stored.
-pub fn store(o: &LoadOptions<'_>) -> Result<(Report, Option<Generation>), AppError> {
+pub fn store(o: &LoadOptions<'_>) -> Result<(Report, Option<Rc<Generation>>), AppError> {
     check_ttls(o.ttl, o.negative_ttl)?;
     let (set, input) = input::read(o.path, o.zone)?;
     let dir = StateDir::open(&store::resolve(o.state_dir)?, !o.dry_run)?;
     let outcome = dir.commit(&set, o.ttl, o.negative_ttl, input, o.dry_run)?;
-    Ok(report::outcome(&outcome, dir.root()))
+    Ok(report::outcome(outcome, dir.root()))
 }
 
 /// The whole command: store, then confirm live.
@@ -197,7 +198,7 @@ fn confirm_live(
             ),
         ),
     };
-    report.set_json_fields(&[
+    report.set_json_fields(vec![
         ("live", serde_json::Value::from(word)),
         ("server", serde_json::Value::from(addr.to_string())),
     ]);

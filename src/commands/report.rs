@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
+use std::rc::Rc;
 
 use serde_json::json;
 
@@ -57,7 +58,7 @@ pub fn served(
 }
 
 /// The report of a load or rollback, and the generation that was stored (if any).
-pub fn outcome(outcome: &Outcome, root: &Path) -> (Report, Option<Generation>) {
+pub fn outcome(outcome: Outcome, root: &Path) -> (Report, Option<Rc<Generation>>) {
     let state_dir = root.display().to_string();
     let (result, generation, previous, path) = match outcome {
         Outcome::Unchanged { serial } => {
@@ -84,19 +85,32 @@ pub fn outcome(outcome: &Outcome, root: &Path) -> (Report, Option<Generation>) {
             .unwrap_or(&[]),
         &generation.records,
     );
-    let json = json!({
-        "format": FORMAT,
-        "result": result,
-        "serial": generation.serial,
-        "previous_serial": previous.as_ref().map(|p| p.serial),
-        "previous_record_digest": previous.as_ref().map(|p| p.record_digest.clone()),
-        "record_digest": generation.record_digest,
-        "state_dir": state_dir,
-        "path": path.map(|p| p.display().to_string()),
-        "diff": diff,
-        "served": generation.records.len(),
-        "not_served": generation.not_served,
+    let out = outcome_text(&diff, &generation, path.as_deref());
+    let generation = Rc::new(generation);
+    let stored = path.is_some().then(|| generation.clone());
+    let previous = previous.map(|p| (p.serial, p.record_digest));
+    let path = path.map(|p| p.display().to_string());
+    // Built only for --json: at 100,000 names the diff alone is tens of megabytes of JSON.
+    let report = Report::lazy(out, move || {
+        json!({
+            "format": FORMAT,
+            "result": result,
+            "serial": generation.serial,
+            "previous_serial": previous.as_ref().map(|p| p.0),
+            "previous_record_digest": previous.as_ref().map(|p| p.1.clone()),
+            "record_digest": generation.record_digest,
+            "state_dir": state_dir,
+            "path": path,
+            "diff": diff,
+            "served": generation.records.len(),
+            "not_served": generation.not_served,
+        })
     });
+    (report, stored)
+}
+
+/// The diff lines, the not-served lines and the closing line of a load or rollback.
+fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> String {
     let mut out = String::new();
     for c in &diff.added {
         let _ = writeln!(
@@ -146,8 +160,5 @@ pub fn outcome(outcome: &Outcome, root: &Path) -> (Report, Option<Generation>) {
             );
         }
     }
-    (
-        Report::new(out, json),
-        Some(generation.clone()).filter(|_| path.is_some()),
-    )
+    out
 }

@@ -50,5 +50,5 @@ pub fn run(serial: u32, state_dir: Option<&Path>, dry_run: bool) -> Result<Repor
         sha256: old.input.sha256.clone(),
     };
     let outcome = dir.commit(&set, old.ttl, old.soa.minimum, input, dry_run)?;
-    Ok(report::outcome(&outcome, dir.root()).0)
+    Ok(report::outcome(outcome, dir.root()).0)
 }
