@@ -107,10 +107,8 @@ impl Report {
     }
 
     pub fn render(&self, json: bool) -> String {
-        match self.rendered() {
-            Some(j) if json => j,
-            _ => self.text.clone(),
-        }
+        let rendered = if json { self.rendered() } else { None };
+        rendered.unwrap_or_else(|| self.text.clone())
     }
 }
 
@@ -146,6 +144,22 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lazy_report_builds_its_json_only_when_asked() {
+        let built = Rc::new(std::cell::Cell::new(0));
+        let b = built.clone();
+        let mut r = Report::lazy("text\n", move || {
+            b.set(b.get() + 1);
+            serde_json::json!({"a": 1})
+        });
+        r.set_json_fields(vec![("live", serde_json::Value::from("live"))]);
+        assert_eq!(r.render(false), "text\n");
+        assert_eq!(built.get(), 0);
+        assert_eq!(r.render(true), "{\n  \"a\": 1,\n  \"live\": \"live\"\n}\n");
+        assert_eq!(built.get(), 1);
+        assert_eq!(Report::same("x").render(true), "x");
+    }
     use std::time::Duration;
 
     #[test]
