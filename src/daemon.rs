@@ -217,7 +217,8 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
                     ..l.clone()
                 } != s
             });
-            if !changed {
+            // A status file deleted under us is written again, so clients can still find this server.
+            if !changed && dir.root().join(status_file::FILE).exists() {
                 return;
             }
             match status_file::write(dir.root(), &s) {

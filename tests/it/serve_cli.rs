@@ -651,6 +651,12 @@ fn an_idle_server_writes_nothing_and_a_query_is_counted_soon() {
         || status_file(&state).is_some_and(|v| v["counters"]["refused"] == refused + 1),
         "the REFUSED counter in the status file",
     );
+    // A status file deleted under the server is written again, so clients still find it.
+    fs::remove_file(state.join("status.json")).unwrap();
+    wait_for(
+        || status_file(&state).is_some_and(|v| v["state"] == "running"),
+        "the status file written again",
+    );
 }
 
 /// Runs pigsty-dns, failing the test (and killing the child by its PID) if it has not ended in 5 s.
