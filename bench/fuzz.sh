@@ -24,7 +24,7 @@ done
 
 fuzz_install
 cache=bench/.cache/fuzz
-mkdir -p "$cache"
+mkdir -p "$cache/tmp"
 cargo +nightly fuzz build "${FUZZ_BUILD[@]}" >"$cache/build.log" 2>&1 || { tail -30 "$cache/build.log"; exit 1; }
 
 # 12345678 -> 12,345,678
@@ -41,7 +41,8 @@ for t in "${FUZZ_TARGETS[@]}"; do
   echo "fuzzing $t for ${secs[$t]} s (log: $log)"
   t0=$(date +%s)
   # shellcheck disable=SC2046  # word splitting of the option and corpus lists is intended
-  if cargo +nightly fuzz run "${FUZZ_BUILD[@]}" "$t" "$cache/corpus/$t" $(fuzz_corpus "$t") -- \
+  # The check target writes its input to a file under TMPDIR: keep that inside the cache.
+  if TMPDIR="$PWD/$cache/tmp" cargo +nightly fuzz run "${FUZZ_BUILD[@]}" "$t" "$cache/corpus/$t" $(fuzz_corpus "$t") -- \
     $(fuzz_options "$t") -max_total_time="${secs[$t]}" -print_final_stats=1 >"$log" 2>&1; then
     ok=1
   else

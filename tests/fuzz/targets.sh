@@ -38,6 +38,7 @@ fuzz_install() {
 
 # Runs TARGET with the given corpus dirs and extra libFuzzer options, quietly: the log goes to LOG and one
 # summary line is printed; on a finding or any failure the end of the log is printed and it returns 1.
+# TMPDIR (where the check target writes its input file) is LOG's directory.
 # Usage: fuzz_run TARGET LOG CORPUS... -- OPTION...
 fuzz_run() {
   local t=$1 log=$2 corpus=() status
@@ -45,8 +46,8 @@ fuzz_run() {
   while [ $# -gt 0 ] && [ "$1" != -- ]; do corpus+=("$1"); shift; done
   shift
   # shellcheck disable=SC2046  # the option list splits into words on purpose
-  if ! cargo +nightly fuzz run "${FUZZ_BUILD[@]}" "$t" "${corpus[@]}" -- $(fuzz_options "$t") "$@" \
-    >"$log" 2>&1; then
+  if ! TMPDIR=$(dirname "$log") cargo +nightly fuzz run "${FUZZ_BUILD[@]}" "$t" "${corpus[@]}" -- \
+    $(fuzz_options "$t") "$@" >"$log" 2>&1; then
     grep -av '^#[0-9]' "$log" | tail -40
     echo "fuzz $t: FAILED (log: $log; the input is under $FUZZ_DIR/artifacts/$t/)"
     return 1

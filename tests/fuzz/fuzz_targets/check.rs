@@ -1,5 +1,6 @@
 //! `pigsty-dns check` on arbitrary bytes: the YAML reader, the inventory rules and the record rules,
-//! through the command itself (`commands::check::run` on a file holding the input, as a user runs it).
+//! through the command itself (`commands::check::run` on a file under `$TMPDIR` holding the input, as a user
+//! runs it).
 //!
 //! Checked:
 //! - it never panics, and returns within libFuzzer's `-timeout` (bench/fuzz.sh and .ci/run set it);
