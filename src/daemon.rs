@@ -103,7 +103,7 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
             format!("--listen {a}: {why}"),
             format!(
                 "listen on another port, e.g. --listen {}",
-                std::net::SocketAddr::new(a.ip(), crate::defaults::SUGGESTED_PORT)
+                crate::defaults::with_suggested_port(*a)
             ),
         ));
     }
@@ -240,7 +240,7 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
             tracing::warn!(
                 "{a}: 5353 is the mDNS port — macOS never sends unicast DNS to a resolver on it, and an mDNS stack \
                  (Avahi, systemd-resolved's mDNS) cannot start beside this server; prefer --listen {}",
-                std::net::SocketAddr::new(a.ip(), crate::defaults::SUGGESTED_PORT)
+                crate::defaults::with_suggested_port(*a)
             );
         }
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tokio::net::{TcpListener, TcpSocket};
 
 use super::{Bound, ServerConfig, holder, udp};
-use crate::defaults::{LISTEN, MDNS_PORT, SUGGESTED_PORT};
+use crate::defaults::{LISTEN, MDNS_PORT, with_suggested_port};
 use crate::transport::Transport;
 
 /// How often port 0 is retried when the kernel's UDP port is taken for TCP.
@@ -53,7 +53,7 @@ impl BindError {
             BindError::InUse { addr, .. } if addr.port() == MDNS_PORT => format!(
                 "port {MDNS_PORT} is also the mDNS port — Avahi, systemd-resolved's mDNS, or on macOS \
                  mDNSResponder may hold it — try `--listen {}`",
-                SocketAddr::new(addr.ip(), SUGGESTED_PORT)
+                with_suggested_port(*addr)
             ),
             BindError::InUse { addr, .. } => {
                 format!(

@@ -678,12 +678,7 @@ fn run_bounded(args: &[&str]) -> Run {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    finish(child.wait_with_output().unwrap())
 }
 
 #[test]

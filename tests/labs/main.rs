@@ -2,7 +2,10 @@
 //! scripts in `tests/lab/`. Each runs only with `PIGSTY_DNS_E2E=1` (then every missing prerequisite is
 //! a failure, never a skip), and one at a time: they share the machine's CPU and apt caches.
 
+use std::path::Path;
+use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
 
 mod route_delegate_lab;
 mod route_lab;
@@ -25,4 +28,29 @@ pub fn lab_turn(name: &str, needs: &str) -> Option<MutexGuard<'static, ()>> {
         "PIGSTY_DNS_E2E=1: the {name} lab needs root"
     );
     Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Runs `tests/lab/SCRIPT` (bounded at 300 s, with the binary, the sample records and a fresh `LAB`
+/// dir) and returns its stdout after checking it passed every check it printed.
+pub fn run_script(script: &str) -> String {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lab = manifest.join("tests/lab").join(script);
+    let work = tempfile::tempdir().expect("tempdir");
+    let t0 = Instant::now();
+    let out = Command::new("timeout")
+        .args(["-k", "5", "300"])
+        .arg(&lab)
+        .env("PIGSTY_DNS_BIN", BIN)
+        .env("PIGSTY_DNS_RECORDS", manifest.join("zones/pigsty.test.yml"))
+        .env("LAB", work.path())
+        .output()
+        .unwrap_or_else(|e| panic!("run tests/lab/{script}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    println!("# {script} took {} s", t0.elapsed().as_secs());
+    assert!(out.status.success(), "{script} failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+    assert!(!stdout.lines().any(|l| l.starts_with("FAIL")), "{stdout}");
+    stdout
 }
