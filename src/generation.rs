@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::name::{self, Zone};
-use crate::records::{NotServed, Record, RecordSet, SkippedHost};
+use crate::records::{NotServed, Ptr, Record, RecordSet, SkippedHost};
 
 /// Version of the on-disk generation format; a reader refuses any other.
 pub const FORMAT: u32 = 1;
@@ -68,6 +68,10 @@ pub struct Generation {
     pub ns: Vec<String>,
     /// Sorted by name; names lowercase, fully qualified, without the trailing dot.
     pub records: Vec<Record>,
+    /// The reverse zone's PTRs, sorted by address. Absent in generations sealed before reverse zones
+    /// existed, so those files still re-encode to their exact bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ptr: Vec<Ptr>,
     pub not_served: Vec<NotServed>,
     pub skipped_hosts: Vec<SkippedHost>,
     /// sha256 over the served data only (see [`record_digest`]).
@@ -96,8 +100,16 @@ pub fn sha256_of(bytes: &[u8]) -> String {
 }
 
 /// The record digest covers exactly what a client can see: zone, TTLs, SOA/NS settings and every
-/// name → address pair. Sources and comments are not served, so they do not change it.
-pub fn record_digest(zone: &str, ttl: u32, soa: &Soa, ns: &[String], records: &[Record]) -> String {
+/// name → address pair and every address → name PTR. Sources and comments are not served, so they do
+/// not change it. Without PTRs the text is what it was before reverse zones, so old digests still hold.
+pub fn record_digest(
+    zone: &str,
+    ttl: u32,
+    soa: &Soa,
+    ns: &[String],
+    records: &[Record],
+    ptr: &[Ptr],
+) -> String {
     let mut text = format!(
         "pigsty-dns records v1\nzone {zone}\nttl {ttl}\nsoa {} {} {} {} {} {}\n",
         soa.mname, soa.rname, soa.refresh, soa.retry, soa.expire, soa.minimum
@@ -107,6 +119,9 @@ pub fn record_digest(zone: &str, ttl: u32, soa: &Soa, ns: &[String], records: &[
     }
     for r in records {
         text.push_str(&format!("a {} {}\n", r.name, r.address));
+    }
+    for p in ptr {
+        text.push_str(&format!("ptr {} {}\n", p.address, p.name));
     }
     sha256_hex(text.as_bytes())
 }
@@ -123,7 +138,7 @@ impl Generation {
     ) -> Generation {
         let soa = Soa::for_zone(&set.zone, negative_ttl);
         let ns = vec!["localhost.".to_string()];
-        let digest = record_digest(set.zone.as_str(), ttl, &soa, &ns, &set.records);
+        let digest = record_digest(set.zone.as_str(), ttl, &soa, &ns, &set.records, &set.ptr);
         Generation {
             format: FORMAT,
             zone: set.zone.to_string(),
@@ -134,6 +149,7 @@ impl Generation {
             soa,
             ns,
             records: set.records.clone(),
+            ptr: set.ptr.clone(),
             not_served: set.not_served.clone(),
             skipped_hosts: set.skipped_hosts.clone(),
             record_digest: digest,
@@ -222,8 +238,14 @@ impl Generation {
             }
             previous = Some(&r.name);
         }
-        if record_digest(&self.zone, self.ttl, &self.soa, &self.ns, &self.records)
-            != self.record_digest
+        if record_digest(
+            &self.zone,
+            self.ttl,
+            &self.soa,
+            &self.ns,
+            &self.records,
+            &self.ptr,
+        ) != self.record_digest
         {
             return Err("fails its record digest".into());
         }
@@ -323,6 +345,7 @@ mod tests {
                 rec("a.b.pigsty.test", [10, 10, 10, 11]),
                 rec("meta.pigsty.test", [10, 10, 10, 10]),
             ],
+            ptr: vec![],
             not_served: vec![],
             skipped_hosts: vec![],
         };
@@ -337,7 +360,7 @@ mod tests {
     fn forged(edit: impl FnOnce(&mut Generation)) -> Result<Generation, String> {
         let mut g = sample();
         edit(&mut g);
-        g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records);
+        g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records, &g.ptr);
         Generation::decode(&g.encode())
     }
 

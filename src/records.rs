@@ -27,6 +27,15 @@ pub struct NotServed {
     pub sources: Vec<String>,
 }
 
+/// The reverse-zone record of one address: `address` → `name`, the address's canonical name (the rule
+/// that picks it lives in [`RecordSet::build`]). Always forward-confirmed: `name` has an A to `address`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ptr {
+    pub address: Ipv4Addr,
+    pub name: String,
+}
+
 /// A host that `vm_skip: true` takes out of the managed set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,6 +48,8 @@ pub struct SkippedHost {
 pub struct RecordSet {
     pub zone: Zone,
     pub records: Vec<Record>,
+    /// One per address that has served names, sorted by address.
+    pub ptr: Vec<Ptr>,
     pub not_served: Vec<NotServed>,
     pub skipped_hosts: Vec<SkippedHost>,
 }
@@ -170,6 +181,7 @@ impl RecordSet {
         Ok(RecordSet {
             zone: zone.clone(),
             records,
+            ptr: Vec::new(),
             not_served,
             skipped_hosts,
         })

@@ -273,6 +273,7 @@ pub mod fixtures {
                     sources: vec!["test".into()],
                 })
                 .collect(),
+            ptr: vec![],
             not_served: vec![],
             skipped_hosts: vec![],
         };

@@ -42,6 +42,7 @@ pub fn run(serial: u32, state_dir: Option<&Path>, dry_run: bool) -> Result<Repor
     let set = RecordSet {
         zone,
         records: old.records.clone(),
+        ptr: old.ptr.clone(),
         not_served: old.not_served.clone(),
         skipped_hosts: old.skipped_hosts.clone(),
     };

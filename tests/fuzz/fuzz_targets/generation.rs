@@ -41,7 +41,7 @@ fn run(data: &[u8]) {
         return;
     };
     let mut g = sealed.generation;
-    g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records);
+    g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records, &g.ptr);
     let bytes = g.encode();
     let resealed = verify(&bytes);
     if let Ok(back) = &resealed {

@@ -469,7 +469,7 @@ fn generation_seeds(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let forged = |edit: &dyn Fn(&mut Generation)| {
         let mut g = g.clone();
         edit(&mut g);
-        g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records);
+        g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records, &g.ptr);
         g.encode()
     };
     s.insert(
