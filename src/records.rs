@@ -192,6 +192,14 @@ fn bad_name(at: &str, e: &name::NameError, next: &str) -> InputError {
     InputError::new(at, e.to_string(), next)
 }
 
+/// The reverse zone of a record set's /24 (`C.B.A.in-addr.arpa` for `A.B.C.0/24`), lowercase, without the
+/// trailing dot; `None` for the empty zone. The input rules put every address in one /24, so the first
+/// record decides.
+pub fn reverse_zone(records: &[Record]) -> Option<String> {
+    let [a, b, c, _] = records.first()?.address.octets();
+    Some(format!("{c}.{b}.{a}.in-addr.arpa"))
+}
+
 /// The address rules a stored generation must still meet: one private /24, `.9`-`.254`. The server
 /// re-checks them, so a hand-made file with a matching digest still cannot publish another address.
 pub fn check_addresses(records: &[Record]) -> Result<(), String> {
@@ -391,5 +399,28 @@ impl Diff {
 
     pub fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reverse_zone_is_the_24_of_the_records_in_reverse_label_order() {
+        let r = |a: [u8; 4]| Record {
+            name: "meta.pigsty.test".into(),
+            address: a.into(),
+            sources: vec![],
+        };
+        assert_eq!(reverse_zone(&[]), None);
+        assert_eq!(
+            reverse_zone(&[r([10, 10, 10, 10])]).as_deref(),
+            Some("10.10.10.in-addr.arpa")
+        );
+        assert_eq!(
+            reverse_zone(&[r([192, 168, 7, 20])]).as_deref(),
+            Some("7.168.192.in-addr.arpa")
+        );
     }
 }
