@@ -411,12 +411,25 @@ impl Names<'_> {
     }
 }
 
-/// What changes between two sorted record lists, as a client would see it.
+/// What changes between two sorted record lists (and their PTR lists), as a client would see it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Diff {
     pub added: Vec<Change>,
     pub removed: Vec<Change>,
     pub changed: Vec<Change>,
+    /// PTRs added, removed or pointed elsewhere, by address; absent from the JSON when none changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ptr: Vec<PtrChange>,
+}
+
+/// One address whose PTR appears (`old` absent), goes (`new` absent) or changes its target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PtrChange {
+    pub address: Ipv4Addr,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -471,8 +484,30 @@ impl Diff {
         d
     }
 
+    /// Adds the PTR changes between two address-sorted PTR lists.
+    pub fn with_ptr(mut self, old: &[Ptr], new: &[Ptr]) -> Diff {
+        let old: BTreeMap<Ipv4Addr, &str> = old.iter().map(|p| (p.address, &*p.name)).collect();
+        let new: BTreeMap<Ipv4Addr, &str> = new.iter().map(|p| (p.address, &*p.name)).collect();
+        let addresses: std::collections::BTreeSet<Ipv4Addr> =
+            old.keys().chain(new.keys()).copied().collect();
+        for address in addresses {
+            let (o, n) = (old.get(&address).copied(), new.get(&address).copied());
+            if o != n {
+                self.ptr.push(PtrChange {
+                    address,
+                    old: o.map(String::from),
+                    new: n.map(String::from),
+                });
+            }
+        }
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+        self.added.is_empty()
+            && self.removed.is_empty()
+            && self.changed.is_empty()
+            && self.ptr.is_empty()
     }
 }
 
