@@ -354,7 +354,7 @@ impl Rng {
 }
 
 /// The names the records file serves (relative to the zone), and the file itself.
-fn records() -> (Vec<String>, String) {
+pub(crate) fn records() -> (Vec<String>, String) {
     let long_label = "l".repeat(63);
     let vm_names = vec![
         "a.b.pigsty.test".to_string(),
