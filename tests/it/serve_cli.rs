@@ -922,6 +922,21 @@ fn load_shows_ptr_changes_and_history_and_export_the_reverse_zone() {
             String::from_utf8_lossy(&r.stderr)
         );
     }
+    // A rollback re-seals the old PTR choice with the old records.
+    let r = run(&["rollback", "1", "--state-dir", s]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .starts_with("~ PTR 10.10.10.20 two.pigsty.test -> one.pigsty.test\n"),
+        "{}",
+        r.stdout
+    );
+    let zone = run(&["export", "--zone-of", "reverse", "--state-dir", s]);
+    assert!(
+        zone.stdout.ends_with("20\t30\tIN\tPTR\tone.pigsty.test.\n"),
+        "{}",
+        zone.stdout
+    );
 }
 
 /// A generation sealed before reverse zones (no `ptr`) still loads and serves its forward zone, serves
