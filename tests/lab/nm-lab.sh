@@ -29,11 +29,22 @@
 #   connection comes up).
 # - `getent ahostsv4` sets AI_ADDRCONFIG: with only lo (127.0.0.1) glibc returns nothing without sending
 #   a query, so the uplink (a veth; this host's kernel has no dummy driver) carries a TEST-NET address.
+# - With systemd-resolved installed, NM's rc-manager "auto" picks resolved's /sbin/resolvconf even with
+#   dns=dnsmasq (and fails while resolved is masked): the dnsmasq case sets rc-manager=file.
+# - NM's dnsmasq and resolved bind their upstream sockets to the uplink device: the upstream stand-in
+#   must sit behind a real veth in another namespace, or its answers come back over lo and are dropped.
+# - dns=dnsmasq with the daemon stopped: dnsmasq sends a zone name to no other server and does not
+#   answer (dig times out, 12 s tried); a name it cached it keeps answering for the record's TTL.
+# - The route's ifb link is a "Generic" device to NM, unmanaged (the route also marks it so) through
+#   reload, restart, uplink down/up and networking off/on. A link of a kind NM manages (a veth, tried by
+#   hand) that nobody marked is taken "connected (externally)", and networking off/on removes its address;
+#   marked unmanaged it stays so across an NM restart (1.42).
 #
 # Addresses, all inside the container's own network namespace: the uplink veth labv0 198.18.0.2/24
 # (an NM connection, DNS 198.18.0.1, gateway 198.18.0.1) and its peer labv1 198.18.0.1/24 (in a
-# namespace "labup" inside the container), where the "default upstream" stand-in (dnsmasq: every name -> 203.0.113.99, logs every query)
-# listens; the daemon on 127.0.0.1:5354; the route's own link address (resolved-link) 198.18.53.53/32.
+# namespace "labup" inside the container), where the "default upstream" stand-in (dnsmasq: every name
+# -> 203.0.113.99, logs every query) listens; the daemon on 127.0.0.1:5354; the route's own link
+# address (resolved-link) 198.18.53.53/32.
 set -uo pipefail
 SUITE=${SUITE:-bookworm}
 NM_DNS=${NM_DNS:-dnsmasq}
@@ -150,6 +161,8 @@ route_json() { cx pigsty-dns route status --json 2>&1 | sed -n 's/^ *"'"$1"'": *
 # ---------------------------------------------------------------- the machine
 setup_machine() {   # into the overlay's upper dir, before the boot
 	local up=$LAB/c/upper
+	# never under a running container of this LAB (its overlay's upper dir is $up)
+	[ -f "$LAB/c/nspawn.pid" ] && kill -0 "$(cat "$LAB/c/nspawn.pid")" 2>/dev/null && die "a container of this LAB runs already"
 	rm -rf "$LAB/c"; mkdir -p "$LAB/logs"
 	install -d -m 0755 "$up/usr/local/bin" "$up/srv/lab" "$up/etc/NetworkManager/conf.d" "$up/etc/systemd/system"
 	install -o root -g root -m 0755 "$PIGSTY_DNS_BIN" "$up/usr/local/bin/pigsty-dns"
@@ -400,7 +413,6 @@ test_run() {
 	local t0=$SECONDS
 	build_root
 	echo "# NM root ready: $NMROOT in $((SECONDS - t0)) s"
-	[ -f "$LAB/c/nspawn.pid" ] && kill -0 "$(cat "$LAB/c/nspawn.pid")" 2>/dev/null && die "a container of this LAB runs already"
 	mkdir -p "$LAB" || die "cannot create $LAB"
 	root_fingerprint >"$LAB/root-before"
 	setup_machine

@@ -6,6 +6,10 @@
 //! (resolved-link, runtime variant, through NM reloads, restarts, an uplink down/up and networking
 //! off/on), and the same on sid (resolved >= 258: resolved-delegate).
 //!
+//! Time: the three scenarios take about 3.5 min (57 s, 85 s, 68 s here). On a fresh machine the first
+//! run also builds the roots: the pid1 lab's debootstrap (123 s for bookworm here, cached where
+//! service_pid1_lab finds it) and the NM copy of each (~25 s); bookworm cold took 170 s in all.
+//!
 //! Runs only with PIGSTY_DNS_E2E=1; then every missing prerequisite (root, systemd-nspawn,
 //! debootstrap, a Debian archive in the apt sources) is a failure, never a skip. The container is
 //! stopped by the script's own EXIT trap and again by a guard here, whatever fails.
