@@ -214,6 +214,10 @@ def check_load_block(env, data, changes, rnd):
     if c["rc"] != 0 or r["rc"] != 0:
         raise RuntimeError(f"check {c['rc']} / load {r['rc']}: {r['stderr'].strip()[-500:]}")
     path = json.loads(r["stdout"]).get("path")
+    if not path:  # a `load --json` without the path: the newest file under the generations directory
+        gens = os.path.join(state, "generations")
+        files = [os.path.join(gens, f) for f in os.listdir(gens)] if os.path.isdir(gens) else []
+        path = max(files, key=os.path.getmtime, default=None)
     size = os.path.getsize(path) if path else None
     # Only the size is needed: keep the scratch state dir to one generation.
     shutil.rmtree(state, ignore_errors=True)
@@ -325,7 +329,7 @@ def ms(x):
     return "n/a" if x is None else f"{x * 1000:.0f} ms"
 
 
-def verdict(value, target, lower_is_better=True):
+def verdict(value, target):
     if value is None:
         return "not measured"
     if value <= target:
@@ -334,7 +338,7 @@ def verdict(value, target, lower_is_better=True):
 
 
 def table(res):
-    big = [r for r in res["pigsty_big"]]
+    big = res["pigsty_big"]
     small = res["pigsty_small"]
     peers = res["peers"]
     rows = []
