@@ -1,6 +1,6 @@
 //! Many UDP queries at once from several sockets, so the server's receive loops take datagrams in
 //! batches: every query must be answered on its own (its id, its question, its address or NXDOMAIN, its
-//! EDNS), to the socket that sent it, and every non-query must be dropped and counted.
+//! EDNS, its own TC decision), to the socket that sent it, and every non-query must be dropped and counted.
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use crate::util::*;
 use hickory_proto::op::{Message, ResponseCode};
 use hickory_proto::rr::{RData, RecordType};
+use pigsty_dns::answer::Limits;
+use pigsty_dns::server::ServerConfig;
 
 const SOCKETS: usize = 6;
 const PER_SOCKET: usize = 600;
@@ -52,14 +54,22 @@ fn datagram(s: usize, seq: usize) -> (u16, Vec<u8>, Option<Want>) {
     (id, bytes, Some((name, addr, edns)))
 }
 
-/// One client socket: keeps WINDOW queries in flight, checks every reply, returns the counts of answers
-/// (NOERROR, NXDOMAIN) it got. Bounded: gives up after WAIT without progress.
-fn client(s: usize, server: SocketAddr) -> (u64, u64) {
+/// Answers a client got: NOERROR, NXDOMAIN, and of those, how many with TC=1.
+#[derive(Debug, Default, Clone, Copy)]
+struct Got {
+    noerror: u64,
+    nxdomain: u64,
+    truncated: u64,
+}
+
+/// One client socket: keeps WINDOW queries in flight, checks every reply, returns what it got. Bounded:
+/// gives up after WAIT without progress.
+fn client(s: usize, server: SocketAddr) -> Got {
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
     let mut expected: HashMap<u16, Want> = HashMap::new();
-    let (mut next, mut answered, mut noerror, mut nxdomain) = (0, 0, 0u64, 0u64);
+    let (mut next, mut answered, mut got) = (0, 0, Got::default());
     let queries = (0..PER_SOCKET)
         .filter(|seq| seq % NON_QUERY_EVERY != NON_QUERY_EVERY - 1)
         .count();
@@ -96,10 +106,22 @@ fn client(s: usize, server: SocketAddr) -> (u64, u64) {
             edns,
             "EDNS in the answer iff in the query: {m}"
         );
+        if m.metadata.truncation {
+            // Over the UDP limit: header, question and OPT only, the rcode kept.
+            let rcode = if addr.is_some() {
+                ResponseCode::NoError
+            } else {
+                ResponseCode::NXDomain
+            };
+            assert_eq!(m.metadata.response_code, rcode, "{m}");
+            assert!(m.answers.is_empty() && m.authorities.is_empty(), "{m}");
+            got.truncated += 1;
+        }
         match addr {
+            _ if m.metadata.truncation => {}
             Some(a) => {
                 assert_eq!(m.metadata.response_code, ResponseCode::NoError, "{m}");
-                let got: Vec<_> = m
+                let addrs: Vec<_> = m
                     .answers
                     .iter()
                     .filter_map(|r| match &r.data {
@@ -107,25 +129,28 @@ fn client(s: usize, server: SocketAddr) -> (u64, u64) {
                         _ => None,
                     })
                     .collect();
-                assert_eq!(got, vec![a], "{m}");
-                noerror += 1;
+                assert_eq!(addrs, vec![a], "{m}");
             }
             None => {
                 assert_eq!(m.metadata.response_code, ResponseCode::NXDomain, "{m}");
                 assert!(m.answers.is_empty(), "{m}");
-                nxdomain += 1;
             }
+        }
+        if addr.is_some() {
+            got.noerror += 1;
+        } else {
+            got.nxdomain += 1;
         }
         answered += 1;
     }
-    (noerror, nxdomain)
+    got
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_burst_from_several_sockets_is_answered_query_by_query_to_each_source() {
+/// Runs the burst against a server with `cfg` and checks the counters against what the clients got.
+async fn burst(cfg: ServerConfig) -> Got {
     let hosts: Vec<(String, [u8; 4])> = (0..NAMES).map(host).collect();
     let records: Vec<(&str, [u8; 4])> = hosts.iter().map(|(n, a)| (n.as_str(), *a)).collect();
-    let srv = start_with(test_config(), view(3, &records));
+    let srv = start_with(cfg, view(3, &records));
     let addr = srv.addr;
     let totals = tokio::task::spawn_blocking(move || {
         std::thread::scope(|scope| {
@@ -135,7 +160,11 @@ async fn a_burst_from_several_sockets_is_answered_query_by_query_to_each_source(
             clients
                 .into_iter()
                 .map(|c| c.join().expect("a client thread did not panic"))
-                .fold((0, 0), |t, c| (t.0 + c.0, t.1 + c.1))
+                .fold(Got::default(), |t, c| Got {
+                    noerror: t.noerror + c.noerror,
+                    nxdomain: t.nxdomain + c.nxdomain,
+                    truncated: t.truncated + c.truncated,
+                })
         })
     })
     .await
@@ -152,13 +181,38 @@ async fn a_burst_from_several_sockets_is_answered_query_by_query_to_each_source(
     while (c.dropped.load(Ordering::Relaxed) as usize) < non_queries && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(c.noerror.load(Ordering::Relaxed), totals.0);
-    assert_eq!(c.nxdomain.load(Ordering::Relaxed), totals.1);
+    assert_eq!(c.noerror.load(Ordering::Relaxed), totals.noerror);
+    assert_eq!(c.nxdomain.load(Ordering::Relaxed), totals.nxdomain);
+    assert_eq!(c.truncated.load(Ordering::Relaxed), totals.truncated);
     assert_eq!(
-        totals.0 + totals.1,
+        totals.noerror + totals.nxdomain,
         (SOCKETS * PER_SOCKET - non_queries) as u64
     );
     assert_eq!(c.dropped.load(Ordering::Relaxed) as usize, non_queries);
-    assert_eq!(c.truncated.load(Ordering::Relaxed), 0);
     srv.stop().await;
+    totals
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_from_several_sockets_is_answered_query_by_query_to_each_source() {
+    let got = burst(test_config()).await;
+    assert_eq!(got.truncated, 0, "one-address answers fit in 512 bytes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_under_a_small_udp_limit_truncates_only_the_answers_over_it() {
+    // 60 bytes: an A answer without OPT fits, one with OPT or an NXDOMAIN with its SOA does not, so
+    // every batch mixes truncated and complete answers.
+    let cfg = ServerConfig {
+        limits: Limits {
+            udp_cap: Some(60),
+            ..Limits::default()
+        },
+        ..test_config()
+    };
+    let got = burst(cfg).await;
+    assert!(
+        got.truncated > 0 && got.truncated < got.noerror + got.nxdomain,
+        "{got:?}"
+    );
 }
