@@ -16,7 +16,11 @@ cache=$root/bench/.cache
 mkdir -p "$cache"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}
 
-bench/install.sh
+# The peers and tools this needs (not bench/install.sh's whole list): idempotent, see tests/install-peers.sh.
+bash tests/install-peers.sh dnsperf nsd knot gcc
+for bin in dnsperf nsd nsd-control knotd knotc gcc; do
+  command -v "$bin" >/dev/null || { echo "error: $bin missing after install" >&2; exit 1; }
+done
 
 cargo build --release --locked -q
 pigsty=$CARGO_TARGET_DIR/release/pigsty-dns
