@@ -51,6 +51,10 @@ pub struct ServeOptions {
     pub negative_ttl: u32,
     pub tcp_idle_timeout: Duration,
     pub tcp_max_connections: usize,
+    /// `--allow-transfer`: loopback clients that may AXFR/IXFR.
+    pub allow_transfer: Vec<std::net::IpAddr>,
+    /// `--notify`: loopback secondaries told of every swap.
+    pub notify: Vec<SocketAddr>,
 }
 
 fn bind_error(e: BindError) -> AppError {
@@ -107,6 +111,24 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
             ),
         ));
     }
+    let acl = crate::transfer::Acl::new(&o.allow_transfer).map_err(|e| {
+        AppError::new(
+            Class::Usage,
+            e.to_string(),
+            "give --allow-transfer 127.0.0.1 (or another 127.0.0.0/8 address, or ::1)",
+        )
+    })?;
+    if let Some(a) = o
+        .notify
+        .iter()
+        .find(|a| !crate::transfer::acl::is_loopback(&a.ip()))
+    {
+        return Err(AppError::new(
+            Class::Usage,
+            format!("--notify {a}: not a loopback address; pigsty-dns stays on loopback"),
+            "give --notify 127.0.0.1:PORT, the secondary's address on this host",
+        ));
+    }
     let root = store::resolve(o.state_dir.as_deref())?;
     let dir = StateDir::open(&root, true)?;
     let _lock = dir.lock_server()?;
@@ -124,14 +146,17 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
                 "check the system's limits",
             )
         })?;
-    rt.block_on(serve(o, dir))
+    rt.block_on(serve(o, dir, acl))
 }
 
-async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
+async fn serve(o: ServeOptions, dir: StateDir, acl: crate::transfer::Acl) -> Result<(), AppError> {
+    let transfers =
+        (!acl.is_empty()).then(|| Arc::new(crate::transfer::Transfers::new(acl, dir.root())));
     let cfg = ServerConfig {
         listen: o.listen.clone(),
         tcp_idle_timeout: o.tcp_idle_timeout,
         tcp_max_connections: o.tcp_max_connections,
+        transfers: transfers.clone(),
         ..ServerConfig::default()
     };
     // Signals first, so a SIGTERM during start-up is not lost.

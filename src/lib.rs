@@ -49,6 +49,7 @@ pub mod service;
 pub mod status_file;
 pub mod store;
 pub mod sys;
+pub mod transfer;
 pub mod transport;
 mod wire;
 pub mod yaml;

@@ -10,6 +10,7 @@ use tracing::debug;
 
 use super::{Counters, MAX_FRAME, stopping};
 use crate::answer::{self, Limits};
+use crate::transfer::Transfers;
 use crate::transport::Transport;
 use crate::zone_view::ZoneView;
 
@@ -25,6 +26,7 @@ pub(super) fn serve(
     counters: &Counters,
     limits: Limits,
     stop: &watch::Receiver<bool>,
+    transfers: Option<&Transfers>,
 ) {
     let mut buf = vec![0u8; MAX_FRAME];
     let mut out = Vec::with_capacity(usize::from(limits.udp_max_payload));
@@ -33,7 +35,15 @@ pub(super) fn serve(
             Ok((n, peer)) => {
                 let summary = {
                     let view = zone.load();
-                    answer::answer_into(&view, &buf[..n], Transport::Udp, &limits, &mut out)
+                    // IXFR over UDP from an allowed client: the current SOA (RFC 1995 §2).
+                    match transfers.and_then(|t| {
+                        Some((t, t.request(peer.ip(), &buf[..n], &view, Transport::Udp)?))
+                    }) {
+                        Some((t, req)) => t.respond_udp(&req, &view, &mut out),
+                        None => {
+                            answer::answer_into(&view, &buf[..n], Transport::Udp, &limits, &mut out)
+                        }
+                    }
                 };
                 match summary {
                     None => counters.dropped(),
