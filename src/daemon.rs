@@ -198,7 +198,10 @@ async fn serve(o: ServeOptions, dir: StateDir, acl: crate::transfer::Acl) -> Res
     } else {
         None
     };
+    let notifier =
+        (!o.notify.is_empty()).then(|| Arc::new(crate::transfer::notify::Notifier::new(&o.notify)));
     let write_status = {
+        let notifier = notifier.clone();
         let (live, dir, counters, listen, zone, follow) = (
             live.clone(),
             dir.clone(),
@@ -227,6 +230,7 @@ async fn serve(o: ServeOptions, dir: StateDir, acl: crate::transfer::Acl) -> Res
                 zone: zone.to_string(),
                 reverse_zone: view.reverse().map(|r| r.zone().to_string()),
                 serial: view.serial(),
+                secondaries: notifier.as_ref().map(|n| n.snapshot()).unwrap_or_default(),
                 record_digest: view.record_digest().map(String::from),
                 records: view.record_count(),
                 generation: info.generation.map(|p| p.display().to_string()),
@@ -298,6 +302,10 @@ async fn serve(o: ServeOptions, dir: StateDir, acl: crate::transfer::Acl) -> Res
             .ok()
     });
     let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+    // NOTIFY runs beside the swap path, reading only the live view.
+    let notifying = notifier
+        .clone()
+        .map(|n| tokio::spawn(n.run(live.view.clone(), stop_rx.clone())));
     let background = {
         let (live, dir, write_status) = (live.clone(), dir.clone(), write_status.clone());
         let opts = FollowOpts {
@@ -357,6 +365,9 @@ async fn serve(o: ServeOptions, dir: StateDir, acl: crate::transfer::Acl) -> Res
         .await;
     let _ = stop_tx.send(true);
     let _ = background.await;
+    if let Some(n) = notifying {
+        let _ = n.await;
+    }
     write_status(ServerState::Stopped);
     served.map_err(|e| {
         AppError::new(

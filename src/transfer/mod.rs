@@ -9,11 +9,13 @@
 //! - [`zone_records`]: a zone of a generation as records, in transfer order.
 //! - [`axfr`], [`ixfr`]: what each kind of transfer sends.
 //! - [`messages`]: packing the records into response messages, one at a time.
+//! - [`notify`]: NOTIFY to the `--notify` secondaries on every swap.
 
 pub mod acl;
 mod axfr;
 mod ixfr;
 pub mod messages;
+pub mod notify;
 pub mod source;
 pub mod zone_records;
 

@@ -18,3 +18,4 @@ mod serve_rules;
 mod service_lifecycle;
 mod service_units;
 mod store;
+mod transfer;
