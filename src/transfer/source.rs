@@ -27,10 +27,14 @@ impl Source {
     /// async threads). The cache is only used when both match.
     pub fn live(&self, serial: u32, digest: Option<&str>) -> Result<Arc<Generation>, String> {
         let digest = digest.ok_or("no generation is served yet (serial 0)")?;
-        if let Ok(c) = self.cache.lock()
-            && let Some(g) = c
-                .as_ref()
-                .filter(|g| g.serial == serial && g.record_digest == digest)
+        // Held while reading, so concurrent transfers of a new serial read the file once.
+        let mut cache = self
+            .cache
+            .lock()
+            .map_err(|_| "the generation cache is poisoned".to_string())?;
+        if let Some(g) = cache
+            .as_ref()
+            .filter(|g| g.serial == serial && g.record_digest == digest)
         {
             return Ok(g.clone());
         }
@@ -40,9 +44,7 @@ impl Source {
                 "generation {serial} in the state dir does not hold the records being served"
             ));
         }
-        if let Ok(mut c) = self.cache.lock() {
-            *c = Some(g.clone());
-        }
+        *cache = Some(g.clone());
         Ok(g)
     }
 

@@ -19,3 +19,4 @@ mod service_lifecycle;
 mod service_units;
 mod store;
 mod transfer;
+mod transfer_clients;
