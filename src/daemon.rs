@@ -55,6 +55,8 @@ pub struct ServeOptions {
     pub allow_transfer: Vec<std::net::IpAddr>,
     /// `--notify`: loopback secondaries told of every swap.
     pub notify: Vec<SocketAddr>,
+    /// `--tsig-key`: transfers must be signed with this key.
+    pub tsig_key: Option<PathBuf>,
 }
 
 fn bind_error(e: BindError) -> AppError {
@@ -129,6 +131,23 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
             "give --notify 127.0.0.1:PORT, the secondary's address on this host",
         ));
     }
+    let key = match &o.tsig_key {
+        None => None,
+        Some(p) => Some(crate::transfer::tsig::Key::load(p).map_err(|e| {
+            AppError::new(
+                Class::Usage,
+                e,
+                "give a 0600 key file of yours from `tsig-keygen -a hmac-sha256 NAME` or `keymgr -t NAME hmac-sha256`",
+            )
+        })?),
+    };
+    if key.is_some() && acl.is_empty() {
+        return Err(AppError::new(
+            Class::Usage,
+            "--tsig-key without --allow-transfer: no one may transfer",
+            "add --allow-transfer ADDR for the secondary's loopback address",
+        ));
+    }
     let root = store::resolve(o.state_dir.as_deref())?;
     let dir = StateDir::open(&root, true)?;
     let _lock = dir.lock_server()?;
@@ -146,12 +165,17 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
                 "check the system's limits",
             )
         })?;
-    rt.block_on(serve(o, dir, acl))
+    rt.block_on(serve(o, dir, acl, key))
 }
 
-async fn serve(o: ServeOptions, dir: StateDir, acl: crate::transfer::Acl) -> Result<(), AppError> {
+async fn serve(
+    o: ServeOptions,
+    dir: StateDir,
+    acl: crate::transfer::Acl,
+    key: Option<crate::transfer::tsig::Key>,
+) -> Result<(), AppError> {
     let transfers =
-        (!acl.is_empty()).then(|| Arc::new(crate::transfer::Transfers::new(acl, dir.root())));
+        (!acl.is_empty()).then(|| Arc::new(crate::transfer::Transfers::new(acl, dir.root(), key)));
     let cfg = ServerConfig {
         listen: o.listen.clone(),
         tcp_idle_timeout: o.tcp_idle_timeout,

@@ -82,6 +82,9 @@ enum Command {
         /// Send NOTIFY to this loopback secondary on every swap; repeat for more.
         #[arg(long, value_name = "ADDR:PORT")]
         notify: Vec<SocketAddr>,
+        /// Require transfers to be signed with this TSIG key (hmac-sha256; a BIND or Knot key file, mode 0600).
+        #[arg(long, value_name = "FILE")]
+        tsig_key: Option<PathBuf>,
         #[command(flatten)]
         state: StateArgs,
     },
@@ -196,6 +199,7 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             log_format,
             allow_transfer,
             notify,
+            tsig_key,
             state,
         } => {
             let zone = zone_arg(zone)?;
@@ -212,6 +216,7 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
                 tcp_max_connections: *tcp_max_connections,
                 allow_transfer: allow_transfer.clone(),
                 notify: notify.clone(),
+                tsig_key: tsig_key.clone(),
             })?;
             Ok(Report::same(""))
         }

@@ -6,6 +6,8 @@
 use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{RData, Record};
 
+use super::tsig::Session;
+
 /// Uncompressed record bytes per message: a 100,000-name zone goes in about 250 messages.
 const BUDGET: usize = 16 * 1024;
 
@@ -18,6 +20,7 @@ pub struct Head {
 }
 
 /// The messages of one transfer, built lazily.
+#[allow(clippy::type_complexity)]
 pub struct Messages {
     head: Head,
     records: Box<dyn Iterator<Item = Option<Record>> + Send>,
@@ -25,6 +28,8 @@ pub struct Messages {
     done: bool,
     /// A message already built, sent as the whole transfer.
     ready: Option<Message>,
+    /// With `--tsig-key`: signs every message, in order.
+    session: Option<Session>,
 }
 
 impl Messages {
@@ -35,7 +40,14 @@ impl Messages {
             first: true,
             done: false,
             ready: None,
+            session: None,
         }
+    }
+
+    /// Signs every message with this TSIG session.
+    pub fn signed(mut self, session: Option<Session>) -> Messages {
+        self.session = session;
+        self
     }
 
     /// A transfer of exactly one message (an error, or the single SOA of an up-to-date IXFR).
@@ -50,6 +62,7 @@ impl Messages {
             first: true,
             done: false,
             ready: None,
+            session: None,
         }
         .with_first(m)
     }
@@ -62,6 +75,16 @@ impl Messages {
     /// The next message, or `None` when the transfer is complete. `Some(Err)` means a record could not
     /// be written: the caller closes the connection, so the secondary discards the partial transfer.
     pub fn next_message(&mut self) -> Option<Result<Message, String>> {
+        let next = self.unsigned_message()?;
+        Some(next.and_then(|mut m| {
+            if let Some(s) = self.session.as_mut() {
+                s.sign(&mut m)?;
+            }
+            Ok(m)
+        }))
+    }
+
+    fn unsigned_message(&mut self) -> Option<Result<Message, String>> {
         if let Some(m) = self.ready.take() {
             self.done = true;
             return Some(Ok(m));

@@ -10,6 +10,7 @@
 //! - [`axfr`], [`ixfr`]: what each kind of transfer sends.
 //! - [`messages`]: packing the records into response messages, one at a time.
 //! - [`notify`]: NOTIFY to the `--notify` secondaries on every swap.
+//! - [`tsig`]: `--tsig-key`, checking requests and signing responses.
 
 pub mod acl;
 mod axfr;
@@ -17,6 +18,7 @@ mod ixfr;
 pub mod messages;
 pub mod notify;
 pub mod source;
+pub mod tsig;
 pub mod zone_records;
 
 use std::net::IpAddr;
@@ -52,6 +54,7 @@ pub struct TransferCounters {
 pub struct Transfers {
     acl: Acl,
     source: Source,
+    key: Option<tsig::Key>,
     pub counters: TransferCounters,
 }
 
@@ -70,13 +73,16 @@ pub struct Request {
     pub which: Which,
     pub peer: IpAddr,
     pub transport: Transport,
+    /// With `--tsig-key`: how the request's signature checked out.
+    pub tsig: Option<tsig::Checked>,
 }
 
 impl Transfers {
-    pub fn new(acl: Acl, state_dir: &std::path::Path) -> Transfers {
+    pub fn new(acl: Acl, state_dir: &std::path::Path, key: Option<tsig::Key>) -> Transfers {
         Transfers {
             acl,
             source: Source::new(state_dir),
+            key,
             counters: TransferCounters::default(),
         }
     }
@@ -104,6 +110,12 @@ impl Transfers {
         {
             return None;
         }
+        // With a key, an unsigned request is not a transfer request: the query rules refuse it.
+        let tsig = match &self.key {
+            Some(_) if m.signature.is_none() => return None,
+            Some(key) => Some(key.check(msg, &m)),
+            None => None,
+        };
         let q = &m.queries[0];
         if q.query_class() != DNSClass::IN {
             return None;
@@ -135,16 +147,28 @@ impl Transfers {
             which,
             peer,
             transport,
+            tsig,
         })
     }
 
     /// The response messages to `req`, read from the generation `view` serves. Blocking (it reads the
     /// state dir): call it off the async threads.
     pub fn respond(&self, req: &Request, view: &ZoneView) -> Messages {
+        let session = || {
+            self.key
+                .as_ref()
+                .zip(req.tsig.as_ref())
+                .map(|(k, c)| k.session(c))
+        };
         let error = |rcode| {
             let m = messages::response(&req.head, rcode, true);
-            Messages::one(m)
+            Messages::one(m).signed(session())
         };
+        if let Some(tsig::Checked::Refused { error: e, .. }) = &req.tsig {
+            tracing::warn!(peer = %req.peer, "transfer refused: TSIG {e:?}");
+            self.counters.failed.fetch_add(1, Ordering::Relaxed);
+            return error(ResponseCode::NotAuth);
+        }
         if req.kind == Kind::Ixfr(None) {
             return error(ResponseCode::FormErr);
         }
@@ -183,7 +207,7 @@ impl Transfers {
             ixfr::Plan::Axfr => axfr::records(g, req.which),
         };
         match records {
-            Some(r) => Messages::new(req.head.clone(), r),
+            Some(r) => Messages::new(req.head.clone(), r).signed(session()),
             None => error(ResponseCode::ServFail),
         }
     }
