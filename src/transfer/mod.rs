@@ -33,7 +33,7 @@ use source::Source;
 pub use zone_records::Which;
 
 use crate::transport::Transport;
-use crate::wire::{HEADER_LEN, TYPE_AXFR, TYPE_IXFR, u16_at};
+use crate::wire::{HEADER_LEN, TYPE_AXFR, TYPE_IXFR, TYPE_SOA, u16_at};
 use crate::zone_view::ZoneView;
 
 /// Transfers done, by how they were answered (read by tests and the status file).
@@ -45,6 +45,8 @@ pub struct TransferCounters {
     pub ixfr_as_axfr: AtomicU64,
     /// IXFR requests answered with the single SOA: the client is current, or asked over UDP.
     pub ixfr_current: AtomicU64,
+    /// Signed SOA queries (a keyed secondary's refresh check), answered signed.
+    pub signed_soa: AtomicU64,
     /// Transfers that could not be served (no generation, a file that does not check out).
     pub failed: AtomicU64,
 }
@@ -63,6 +65,9 @@ pub enum Kind {
     Axfr,
     /// The serial in the request's authority SOA (`None`: none given, a FORMERR).
     Ixfr(Option<u32>),
+    /// A TSIG-signed SOA query at the apex: a keyed secondary checking for a new serial expects
+    /// a signed answer (RFC 8945 §5.3), which the query rules cannot give.
+    Soa,
 }
 
 /// A transfer request from an allowed client, for one of our zones.
@@ -99,7 +104,10 @@ impl Transfers {
         transport: Transport,
     ) -> Option<Request> {
         let qtype = raw_qtype(msg)?;
-        let wanted = qtype == TYPE_IXFR || (qtype == TYPE_AXFR && transport == Transport::Tcp);
+        let signed_soa =
+            qtype == TYPE_SOA && self.key.is_some() && u16_at(msg, 10).is_some_and(|ar| ar > 0);
+        let wanted =
+            qtype == TYPE_IXFR || (qtype == TYPE_AXFR && transport == Transport::Tcp) || signed_soa;
         if !wanted || !self.acl.allows(peer) {
             return None;
         }
@@ -131,6 +139,8 @@ impl Transfers {
         };
         let kind = if q.query_type() == RecordType::AXFR {
             Kind::Axfr
+        } else if q.query_type() == RecordType::SOA {
+            Kind::Soa
         } else {
             Kind::Ixfr(m.authorities.iter().find_map(|r| match &r.data {
                 RData::SOA(s) => Some(s.serial),
@@ -184,23 +194,28 @@ impl Transfers {
             Kind::Ixfr(Some(client)) => {
                 ixfr::plan(&self.source, &g, req.which, client, req.transport)
             }
+            Kind::Soa => ixfr::Plan::Current,
             _ => ixfr::Plan::Axfr,
         };
         let counter = match plan {
             ixfr::Plan::Axfr if matches!(req.kind, Kind::Ixfr(_)) => &self.counters.ixfr_as_axfr,
             ixfr::Plan::Axfr => &self.counters.axfr,
+            ixfr::Plan::Current if req.kind == Kind::Soa => &self.counters.signed_soa,
             ixfr::Plan::Current => &self.counters.ixfr_current,
             ixfr::Plan::Diff(_) => &self.counters.ixfr,
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        tracing::info!(
-            peer = %req.peer,
-            zone = %req.head.query.name(),
-            request = ?req.kind,
-            serial = g.serial,
-            answer = plan.label(),
-            "zone transfer"
-        );
+        // A refresh check is not a transfer: not logged at info.
+        if req.kind != Kind::Soa {
+            tracing::info!(
+                peer = %req.peer,
+                zone = %req.head.query.name(),
+                request = ?req.kind,
+                serial = g.serial,
+                answer = plan.label(),
+                "zone transfer"
+            );
+        }
         let records = match plan {
             ixfr::Plan::Current => ixfr::current(&g, req.which),
             ixfr::Plan::Diff(list) => Some(Box::new(list.into_iter().map(Some)) as _),

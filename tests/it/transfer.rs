@@ -92,6 +92,9 @@ fn soa_serial(addr: SocketAddr, apex: &str) -> Option<u32> {
     })
 }
 
+/// A TSIG key: name and base64 secret.
+type Key<'a> = (&'a str, &'a str);
+
 struct Secondary {
     name: &'static str,
     addr: SocketAddr,
@@ -162,8 +165,16 @@ fn start_knot(
     primary: SocketAddr,
     via: &str,
     zonefiles: Option<(&Path, &Path)>,
+    key: Option<Key>,
 ) -> (SocketAddr, Proc) {
     std::fs::create_dir_all(dir.join("storage")).unwrap();
+    let (key_section, key_ref) = match key {
+        Some((n, secret)) => (
+            format!("key:\n  - id: {n}\n    algorithm: hmac-sha256\n    secret: {secret}\n"),
+            format!("    key: {n}\n"),
+        ),
+        None => (String::new(), String::new()),
+    };
     let port = free_port();
     let conf = dir.join("knot.conf");
     let (fwd_file, rev_file, load) = match zonefiles {
@@ -182,7 +193,8 @@ fn start_knot(
              database:\n    storage: \"{k}/storage\"\n\
              control:\n    listen: \"{k}/knot.sock\"\n\
              log:\n  - target: stderr\n    any: info\n\
-             remote:\n  - id: pigsty\n    address: {p}\n    via: {via}\n\
+             {key_section}\
+             remote:\n  - id: pigsty\n    address: {p}\n    via: {via}\n{key_ref}\
              acl:\n  - id: notify\n    address: 127.0.0.1\n    action: notify\n\
              template:\n  - id: default\n    storage: \"{k}\"\n    zonefile-sync: -1\n    \
              zonefile-load: {load}\n    journal-content: changes\n    master: pigsty\n    acl: notify\n\
@@ -203,8 +215,21 @@ fn start_knot(
     (([127, 0, 0, 1], port).into(), p)
 }
 
-fn start_nsd(dir: &Path, nsd: &Path, primary: SocketAddr, via: &str) -> (SocketAddr, Proc) {
+fn start_nsd(
+    dir: &Path,
+    nsd: &Path,
+    primary: SocketAddr,
+    via: &str,
+    key: Option<Key>,
+) -> (SocketAddr, Proc) {
     std::fs::create_dir_all(dir).unwrap();
+    let (key_section, key_ref) = match key {
+        Some((n, secret)) => (
+            format!("key:\n    name: {n}\n    algorithm: hmac-sha256\n    secret: \"{secret}\"\n"),
+            n.to_string(),
+        ),
+        None => (String::new(), "NOKEY".to_string()),
+    };
     let port = free_port();
     let conf = dir.join("nsd.conf");
     let p = primary.to_string().replace(':', "@");
@@ -212,7 +237,7 @@ fn start_nsd(dir: &Path, nsd: &Path, primary: SocketAddr, via: &str) -> (SocketA
     for z in ["pigsty.test", "10.10.10.in-addr.arpa"] {
         write!(
             zones,
-            "zone:\n    name: {z}\n    request-xfr: {p} NOKEY\n    allow-notify: 127.0.0.1 NOKEY\n    \
+            "zone:\n    name: {z}\n    request-xfr: {p} {key_ref}\n    allow-notify: 127.0.0.1 NOKEY\n    \
              outgoing-interface: {via}\n"
         )
         .unwrap();
@@ -225,7 +250,7 @@ fn start_nsd(dir: &Path, nsd: &Path, primary: SocketAddr, via: &str) -> (SocketA
              zonelistfile: \"{n}/zone.list\"\n    xfrdfile: \"{n}/xfrd.state\"\n    xfrdir: \"{n}\"\n    \
              pidfile: \"{n}/nsd.pid\"\n    rrl-ratelimit: 0\n    rrl-whitelist-ratelimit: 0\n    \
              verbosity: 2\n    zonefiles-write: 0\n    minimal-responses: yes\n\
-             remote-control:\n    control-enable: no\n{zones}",
+             remote-control:\n    control-enable: no\n{key_section}{zones}",
             n = dir.display(),
         ),
     );
@@ -238,15 +263,28 @@ fn start_nsd(dir: &Path, nsd: &Path, primary: SocketAddr, via: &str) -> (SocketA
     (([127, 0, 0, 1], port).into(), pr)
 }
 
-fn start_named(dir: &Path, named: &Path, primary: SocketAddr, via: &str) -> (SocketAddr, Proc) {
+fn start_named(
+    dir: &Path,
+    named: &Path,
+    primary: SocketAddr,
+    via: &str,
+    key: Option<Key>,
+) -> (SocketAddr, Proc) {
     std::fs::create_dir_all(dir).unwrap();
+    let (key_section, key_ref) = match key {
+        Some((n, secret)) => (
+            format!("key \"{n}\" {{ algorithm hmac-sha256; secret \"{secret}\"; }};\n"),
+            format!(" key \"{n}\""),
+        ),
+        None => (String::new(), String::new()),
+    };
     let port = free_port();
     let conf = dir.join("named.conf");
     let mut zones = String::new();
     for z in ["pigsty.test", "10.10.10.in-addr.arpa"] {
         writeln!(
             zones,
-            "zone \"{z}\" {{ type secondary; primaries {{ {ip} port {pp}; }}; file \"{z}.db\"; }};",
+            "zone \"{z}\" {{ type secondary; primaries {{ {ip} port {pp}{key_ref}; }}; file \"{z}.db\"; }};",
             ip = primary.ip(),
             pp = primary.port()
         )
@@ -259,7 +297,7 @@ fn start_named(dir: &Path, named: &Path, primary: SocketAddr, via: &str) -> (Soc
              listen-on-v6 {{ none; }};\n  pid-file \"{b}/named.pid\";\n  session-keyfile \"{b}/session.key\";\n  \
              managed-keys-directory \"{b}\";\n  recursion no;\n  notify no;\n  dnssec-validation no;\n  \
              transfer-source {via};\n  allow-query {{ any; }};\n  minimal-responses yes;\n}};\n\
-             controls {{ }};\n{zones}",
+             controls {{ }};\n{key_section}{zones}",
             b = dir.display(),
         ),
     );
@@ -333,15 +371,16 @@ fn knot_nsd_and_bind_follow_every_swap() {
     // Ports first: pigsty-dns needs the secondaries' addresses for --notify, they need its address.
     let pport = free_port();
     let primary: SocketAddr = ([127, 0, 0, 1], pport).into();
-    let (kaddr, kproc) = start_knot(&dir.join("knot"), &knotd, primary, "127.0.0.1", None);
-    let (naddr, nproc) = start_nsd(&dir.join("nsd"), &nsd, primary, "127.0.0.2");
-    let (baddr, bproc) = start_named(&dir.join("named"), &named, primary, "127.0.0.4");
+    let (kaddr, kproc) = start_knot(&dir.join("knot"), &knotd, primary, "127.0.0.1", None, None);
+    let (naddr, nproc) = start_nsd(&dir.join("nsd"), &nsd, primary, "127.0.0.2", None);
+    let (baddr, bproc) = start_named(&dir.join("named"), &named, primary, "127.0.0.4", None);
     let (daddr, dproc) = start_knot(
         &dir.join("denied"),
         &knotd,
         primary,
         "127.0.0.9",
         Some((&fwd1, &rev1)),
+        None,
     );
     let mut pig = Proc::start(
         "pigsty-dns",
@@ -554,5 +593,225 @@ fn knot_nsd_and_bind_follow_every_swap() {
     }
     drop(secondaries);
     drop(denied);
+    drop(pig);
+}
+
+/// A state dir holding generation 1 of [`yaml`] and its two zones exported as files.
+fn first_generation(
+    dir: &Path,
+) -> (
+    std::path::PathBuf,
+    std::path::PathBuf,
+    (std::path::PathBuf, std::path::PathBuf),
+) {
+    let state = dir.join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let records = crate::util::write(dir, "host-names.yml", &yaml(1));
+    let r = crate::util::load(&state, &records, &[]);
+    assert_eq!(r.code, 0, "load: {}{}", r.stdout, r.stderr);
+    let files = (dir.join("fwd-1.zone"), dir.join("rev-1.zone"));
+    for (zone_of, file) in [("forward", &files.0), ("reverse", &files.1)] {
+        let r = crate::util::run(&[
+            "export",
+            "--format",
+            "zone",
+            "--zone-of",
+            zone_of,
+            "--state-dir",
+            state.to_str().unwrap(),
+            "-o",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "export: {}{}", r.stdout, r.stderr);
+    }
+    (state, records, files)
+}
+
+/// Waits until `log` of `p` holds `needle` (case-insensitive), bounded.
+fn wait_log(p: &Proc, needle: &str, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    while Instant::now() < deadline {
+        if p.log_text().to_ascii_lowercase().contains(needle) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn tsig_signed_transfers_and_a_secondary_without_the_key_is_refused() {
+    if !crate::util::e2e() {
+        eprintln!(
+            "skipped: set PIGSTY_DNS_E2E=1 (needs knot, nsd and bind9: bash tests/install-peers.sh)"
+        );
+        return;
+    }
+    let started = Instant::now();
+    let (knotd, nsd, named) = (
+        find_program("knotd"),
+        find_program("nsd"),
+        find_program("named"),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (state, records, (fwd1, rev1)) = first_generation(dir);
+    // A fixed 32-byte secret, in the BIND key file format `tsig-keygen` writes.
+    let secret = "cGlnc3R5LWRucyB0c2lnIHRlc3Qga2V5IDMyIGJ5dGU=";
+    let key: Key = ("pigsty-xfr", secret);
+    let key_file = dir.join("pigsty-xfr.key");
+    std::fs::write(
+        &key_file,
+        format!("key \"pigsty-xfr\" {{\n\talgorithm hmac-sha256;\n\tsecret \"{secret}\";\n}};\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &key_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+
+    let primary: SocketAddr = ([127, 0, 0, 1], free_port()).into();
+    let (kaddr, kproc) = start_knot(
+        &dir.join("knot"),
+        &knotd,
+        primary,
+        "127.0.0.1",
+        None,
+        Some(key),
+    );
+    let (naddr, nproc) = start_nsd(&dir.join("nsd"), &nsd, primary, "127.0.0.2", Some(key));
+    let (baddr, bproc) = start_named(&dir.join("named"), &named, primary, "127.0.0.4", Some(key));
+    // From an allowed address, but without the key.
+    let (daddr, dproc) = start_knot(
+        &dir.join("nokey"),
+        &knotd,
+        primary,
+        "127.0.0.1",
+        Some((&fwd1, &rev1)),
+        None,
+    );
+    let mut pig = Proc::start(
+        "pigsty-dns",
+        Path::new(crate::util::BIN),
+        &[
+            "serve",
+            "--listen",
+            &primary.to_string(),
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--allow-transfer",
+            "127.0.0.1",
+            "--allow-transfer",
+            "127.0.0.2",
+            "--allow-transfer",
+            "127.0.0.4",
+            "--tsig-key",
+            key_file.to_str().unwrap(),
+            "--notify",
+            &kaddr.to_string(),
+            "--notify",
+            &naddr.to_string(),
+            "--notify",
+            &baddr.to_string(),
+        ],
+        dir.join("pigsty-dns.log"),
+    );
+    let deadline = Instant::now() + START_WAIT;
+    while soa_serial(primary, ZONE) != Some(1) {
+        if let Some(st) = pig.exited() {
+            panic!("pigsty-dns exited ({st}): {}", pig.log_text());
+        }
+        assert!(
+            Instant::now() < deadline,
+            "pigsty-dns not up: {}",
+            pig.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut secondaries = vec![
+        Secondary {
+            name: "knot",
+            addr: kaddr,
+            proc_: kproc,
+        },
+        Secondary {
+            name: "nsd",
+            addr: naddr,
+            proc_: nproc,
+        },
+        Secondary {
+            name: "bind",
+            addr: baddr,
+            proc_: bproc,
+        },
+    ];
+    let mut nokey = Secondary {
+        name: "knot without the key",
+        addr: daddr,
+        proc_: dproc,
+    };
+    let cases = query_set();
+    let mut failures = Vec::new();
+    for s in &mut secondaries {
+        s.wait_serial(1, START_WAIT);
+    }
+    nokey.wait_serial(1, START_WAIT);
+    // Two swaps: the signed IXFRs follow.
+    for n in 2..=3 {
+        std::fs::write(&records, yaml(n)).unwrap();
+        let r = crate::util::load(&state, &records, &[]);
+        assert_eq!(r.code, 0, "load {n}: {}{}", r.stdout, r.stderr);
+        for s in &mut secondaries {
+            s.wait_serial(n, SYNC_WAIT);
+        }
+    }
+    for s in &secondaries {
+        failures.extend(compare(primary, s, &cases));
+    }
+    let knotc = find_program("knotc");
+    let out = std::process::Command::new(knotc)
+        .args([
+            "-s",
+            dir.join("nokey/knot.sock").to_str().unwrap(),
+            "zone-refresh",
+            "pigsty.test",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "knotc: {out:?}");
+    let refused = wait_log(&nokey.proc_, "refused", Duration::from_secs(10));
+    let log = nokey.proc_.log_text();
+    assert!(
+        refused,
+        "no refusal logged by the secondary without the key:\n{}",
+        tail(&log, 20)
+    );
+    assert_eq!(
+        soa_serial(daddr, ZONE),
+        Some(1),
+        "the secondary without the key moved"
+    );
+    let plog = pig.log_text();
+    let incremental = transfers_logged(&plog, "127.0.0.1").1
+        + transfers_logged(&plog, "127.0.0.2").1
+        + transfers_logged(&plog, "127.0.0.4").1;
+    eprintln!(
+        "tsig: 3 keyed secondaries on serial 3 ({incremental} signed incremental transfers), the keyless one refused, in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        incremental >= 3 * 2 * 2,
+        "{incremental} incremental transfers"
+    );
+    drop(secondaries);
+    drop(nokey);
     drop(pig);
 }

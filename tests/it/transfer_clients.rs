@@ -523,3 +523,62 @@ fn hostile_transfer_clients_do_not_stop_the_answers() {
     }
     assert!(answered > 0);
 }
+
+#[test]
+fn a_bad_tsig_key_file_is_a_usage_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = state_dir(tmp.path());
+    let s = state.to_str().unwrap();
+    let good = "key \"k\" {\n\talgorithm hmac-sha256;\n\tsecret \"cGlnc3R5LWRucyB0c2lnIHRlc3Qga2V5IDMyIGJ5dGU=\";\n};\n";
+    let cases: [(&str, &str, u32, &str); 4] = [
+        ("open.key", good, 0o644, "others can read it"),
+        ("garbage.key", "hello\n", 0o600, "no key found"),
+        (
+            "md5.key",
+            &good.replace("hmac-sha256", "hmac-md5"),
+            0o600,
+            "only hmac-sha256",
+        ),
+        (
+            "short.key",
+            &good.replace("cGlnc3R5LWRucyB0c2lnIHRlc3Qga2V5IDMyIGJ5dGU=", "c2hvcnQ="),
+            0o600,
+            "at least 32",
+        ),
+    ];
+    for (name, text, mode, needle) in cases {
+        let f = write(tmp.path(), name, text);
+        std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+        let r = crate::util::run(&[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--state-dir",
+            s,
+            "--allow-transfer",
+            "127.0.0.1",
+            "--tsig-key",
+            f.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 2, "{name}: {}", r.stderr);
+        let line = r.error_line();
+        assert!(
+            line.contains(f.to_str().unwrap()) && line.contains(needle),
+            "{name}: {line}"
+        );
+    }
+    let missing = tmp.path().join("missing.key");
+    let r = crate::util::run(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--state-dir",
+        s,
+        "--allow-transfer",
+        "127.0.0.1",
+        "--tsig-key",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(r.error_line().contains("missing.key"), "{}", r.stderr);
+}
