@@ -54,14 +54,14 @@ pub(super) fn plan(
     let Ok(old) = source.read(client) else {
         return Plan::Axfr;
     };
-    diff(&Arc::new(old), live, which).map_or(Plan::Axfr, Plan::Diff)
+    diff(&old, live, which).map_or(Plan::Axfr, Plan::Diff)
 }
 
 /// The condensed difference sequence from `old` to `new`; `None` when the two cannot be compared as
-/// versions of one zone.
-fn diff(old: &Arc<Generation>, new: &Arc<Generation>, which: Which) -> Option<Vec<Record>> {
+/// versions of one zone (another apex), or when every record changed anyway (another TTL).
+fn diff(old: &Generation, new: &Generation, which: Which) -> Option<Vec<Record>> {
     let apex = zone_records::apex(new, which)?;
-    if zone_records::apex(old, which)? != apex {
+    if zone_records::apex(old, which)? != apex || old.ttl != new.ttl {
         return None;
     }
     let apex = zone_records::name(&apex)?;
@@ -69,19 +69,20 @@ fn diff(old: &Arc<Generation>, new: &Arc<Generation>, which: Which) -> Option<Ve
         zone_records::soa(old, &apex)?,
         zone_records::soa(new, &apex)?,
     );
-    let before = zone_records::all_but_soa(old, which)?;
-    let after = zone_records::all_but_soa(new, which)?;
-    let key = |r: &Record| {
-        format!("{} {} {} {}", r.name, r.ttl, r.record_type(), r.data).to_ascii_lowercase()
-    };
-    let before_keys: HashSet<String> = before.iter().map(key).collect();
-    let after_keys: HashSet<String> = after.iter().map(key).collect();
-    let mut out = Vec::with_capacity(4);
+    let (before, after) = (
+        zone_records::items(old, which),
+        zone_records::items(new, which),
+    );
+    let before_set: HashSet<&zone_records::Item<'_>> = before.iter().collect();
+    let after_set: HashSet<&zone_records::Item<'_>> = after.iter().collect();
+    let mut out = vec![new_soa.clone(), old_soa];
+    for item in before.iter().filter(|i| !after_set.contains(i)) {
+        out.push(zone_records::record(old, &apex, item)?);
+    }
     out.push(new_soa.clone());
-    out.push(old_soa);
-    out.extend(before.into_iter().filter(|r| !after_keys.contains(&key(r))));
-    out.push(new_soa.clone());
-    out.extend(after.into_iter().filter(|r| !before_keys.contains(&key(r))));
+    for item in after.iter().filter(|i| !before_set.contains(i)) {
+        out.push(zone_records::record(new, &apex, item)?);
+    }
     out.push(new_soa);
     Some(out)
 }
