@@ -91,10 +91,11 @@ pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
     let zone_name = zone.zone().as_str().as_bytes();
     let name = q.lower();
     // Any other reverse zone (another /24, `10.in-addr.arpa`, `ip6.arpa`) is outside: REFUSED.
+    let forward = in_zone(name, zone_name);
     let reverse = zone
         .reverse()
-        .filter(|r| !in_zone(name, zone_name) && in_zone(name, r.zone().as_bytes()));
-    if !in_zone(name, zone_name) && reverse.is_none() {
+        .filter(|r| !forward && in_zone(name, r.zone().as_bytes()));
+    if !forward && reverse.is_none() {
         return Plan::error(ResponseCode::Refused, true);
     }
     if q.qtype == TYPE_AXFR || q.qtype == TYPE_IXFR {
