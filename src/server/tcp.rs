@@ -154,10 +154,12 @@ async fn connection(
                 break;
             };
             // A transfer request from an allowed client: answered (in order) by the transfer module.
-            let view = zone.load_full();
+            let view = zone.load();
             if let Some((xfr, peer)) = &transfers
                 && let Some(req) = xfr.request(*peer, msg, &view, Transport::Tcp)
             {
+                // Owned, as the transfer outlives this iteration (and a guard must not be held across await).
+                let view = arc_swap::Guard::into_inner(view);
                 let idle = lease.idle_timeout(settings.idle);
                 if (!out.is_empty() && !write_out(&mut stream, &mut out, &lease, idle).await)
                     || !transfer(&mut stream, &mut out, &lease, idle, xfr.clone(), req, view).await
