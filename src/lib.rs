@@ -17,7 +17,8 @@
 //!   DNS wire numbers shared by the view and the answering core.
 //! - Serving: [`daemon`] the `serve` command (lock, bind, status file, signals), [`reload`] the hot swap,
 //!   [`server`] sockets and loops, [`answer`] every answering rule as one pure function, [`sd_notify`]
-//!   the systemd readiness protocol.
+//!   the systemd readiness protocol, [`transfer`] zone transfer to real secondaries (AXFR, IXFR from the
+//!   history, NOTIFY, TSIG), which the loops route transfer requests to before the query rules.
 //! - Commands that run and stop: [`commands`] (`check`, `load`, `history`, `rollback`, `export`,
 //!   `status`), each returning an [`output::Report`].
 //! - Installers: [`route`] (OS resolver → daemon) and [`service`] (systemd / launchd). They talk to the
@@ -49,6 +50,7 @@ pub mod service;
 pub mod status_file;
 pub mod store;
 pub mod sys;
+pub mod transfer;
 pub mod transport;
 mod wire;
 pub mod yaml;

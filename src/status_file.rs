@@ -74,6 +74,9 @@ pub struct Status {
     pub reverse_zone: Option<String>,
     /// The live serial; 0 when no generation is served yet.
     pub serial: u32,
+    /// The `--notify` secondaries and the last serial each acknowledged (absent without `--notify`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secondaries: Vec<crate::transfer::notify::SecondaryStatus>,
     pub record_digest: Option<String>,
     pub records: usize,
     /// The generation file served.
@@ -151,6 +154,7 @@ mod tests {
             zone: "pigsty.test".into(),
             reverse_zone: Some("10.10.10.in-addr.arpa".into()),
             serial: 3,
+            secondaries: Vec::new(),
             record_digest: None,
             records: 0,
             generation: None,

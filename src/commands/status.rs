@@ -139,6 +139,19 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
             "  last error: {}\n",
             s.last_error.as_deref().unwrap_or("none")
         ));
+        for n in &s.secondaries {
+            out.push_str(&format!(
+                "  secondary {}: acknowledged serial {}{}{}\n",
+                n.address,
+                n.acknowledged_serial
+                    .map_or("none".into(), |v| v.to_string()),
+                n.pending_serial
+                    .map_or(String::new(), |v| format!(", notifying serial {v}")),
+                n.last_error
+                    .as_deref()
+                    .map_or(String::new(), |e| format!(", last error: {e}")),
+            ));
+        }
         let c = &s.counters;
         out.push_str(&format!(
             "  answers: noerror {} nxdomain {} refused {} formerr {} notimp {} servfail {} badvers {} other {}; dropped {} truncated {}; tcp accepted {} evicted {} refused {}\n",

@@ -4,7 +4,7 @@
 //! and its reply goes to its own source address.
 
 use std::io;
-use std::net::UdpSocket as StdUdpSocket;
+use std::net::{IpAddr, UdpSocket as StdUdpSocket};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -13,6 +13,7 @@ use tracing::debug;
 
 use super::Counters;
 use crate::answer::{self, Limits, Summary};
+use crate::transfer::Transfers;
 use crate::transport::Transport;
 use crate::zone_view::ZoneView;
 
@@ -28,11 +29,12 @@ pub(super) fn serve(
     counters: &Counters,
     limits: Limits,
     stop: &watch::Receiver<bool>,
+    transfers: Option<&Transfers>,
 ) {
     #[cfg(target_os = "linux")]
-    batched::serve(sock, zone, counters, limits, stop);
+    batched::serve(sock, zone, counters, limits, stop, transfers);
     #[cfg(not(target_os = "linux"))]
-    single(sock, zone, counters, limits, stop);
+    single(sock, zone, counters, limits, stop, transfers);
 }
 
 /// One datagram's answer into `out`, counted; `false` if it is dropped (not a query). The zone is loaded
@@ -43,10 +45,18 @@ fn answer_one(
     limits: &Limits,
     counters: &Counters,
     out: &mut Vec<u8>,
+    transfers: Option<(&Transfers, IpAddr)>,
 ) -> bool {
     let summary: Option<Summary> = {
         let view = zone.load();
-        answer::answer_into(&view, query, Transport::Udp, limits, out)
+        // IXFR over UDP (and a signed SOA query) from an allowed client: the transfer module answers
+        // it (RFC 1995 §2: the current SOA); every other datagram is a query for `decide`.
+        match transfers
+            .and_then(|(t, peer)| Some((t, t.request(peer, query, &view, Transport::Udp)?)))
+        {
+            Some((t, req)) => t.respond_udp(&req, &view, out),
+            None => answer::answer_into(&view, query, Transport::Udp, limits, out),
+        }
     };
     match summary {
         None => {
@@ -79,13 +89,15 @@ fn single(
     counters: &Counters,
     limits: Limits,
     stop: &watch::Receiver<bool>,
+    transfers: Option<&Transfers>,
 ) {
     let mut buf = vec![0u8; super::MAX_FRAME];
     let mut out = Vec::with_capacity(usize::from(limits.udp_max_payload));
     while !super::stopping(stop) {
         match sock.recv_from(&mut buf) {
             Ok((n, peer)) => {
-                if answer_one(zone, &buf[..n], &limits, counters, &mut out) {
+                let t = transfers.map(|t| (t, peer.ip()));
+                if answer_one(zone, &buf[..n], &limits, counters, &mut out, t) {
                     // The reply leaves from this socket, so from the address the query was sent to.
                     if let Err(e) = sock.send_to(&out, peer) {
                         debug!(%peer, error = %e, "UDP send failed");
@@ -112,6 +124,7 @@ mod batched {
     use super::super::{Counters, MAX_FRAME, stopping};
     use super::{answer_one, receive_failed};
     use crate::answer::Limits;
+    use crate::transfer::Transfers;
     use crate::zone_view::ZoneView;
 
     /// Datagrams per `recvmmsg`. Under load a batch fills and the two system calls are shared by that
@@ -128,6 +141,7 @@ mod batched {
         counters: &Counters,
         limits: Limits,
         stop: &watch::Receiver<bool>,
+        transfers: Option<&Transfers>,
     ) {
         let fd = sock.as_raw_fd();
         // vec![0; n] is a zeroed allocation: fresh pages, not written here.
@@ -184,7 +198,9 @@ mod batched {
                 // A slot holds MAX_FRAME bytes, more than any UDP payload, so no datagram is cut short.
                 let n = recv[i].msg_len as usize;
                 let query = &bufs[i * MAX_FRAME..i * MAX_FRAME + n];
-                if answer_one(zone, query, &limits, counters, &mut outs[i]) {
+                // The source address is decoded only when transfers are configured (the ACL needs it).
+                let t = transfers.and_then(|t| Some((t, addr_of(&peers[i])?.ip())));
+                if answer_one(zone, query, &limits, counters, &mut outs[i], t) {
                     send_iov[answers] = libc::iovec {
                         iov_base: outs[i].as_mut_ptr().cast(),
                         iov_len: outs[i].len(),
@@ -233,7 +249,11 @@ mod batched {
             .msg_name
             .cast::<libc::sockaddr_storage>()
             .cast_const();
-        let s = peers.iter().find(|s| ptr::eq(*s, p))?;
+        addr_of(peers.iter().find(|s| ptr::eq(*s, p))?)
+    }
+
+    /// The socket address the kernel wrote into `s`.
+    fn addr_of(s: &libc::sockaddr_storage) -> Option<SocketAddr> {
         // SAFETY: the family says which struct the kernel wrote into the storage.
         match i32::from(s.ss_family) {
             libc::AF_INET => {

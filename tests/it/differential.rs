@@ -54,14 +54,14 @@ const REVERSE: &str = "10.10.10.in-addr.arpa.";
 
 /// A started server: `timeout LIFETIME cmd…` as leader of its own process group. Drop sends SIGTERM to
 /// timeout (which forwards it to the server), waits a bounded time, then SIGKILLs the whole group.
-struct Proc {
+pub(crate) struct Proc {
     name: &'static str,
     child: Child,
     log: PathBuf,
 }
 
 impl Proc {
-    fn start(name: &'static str, program: &Path, args: &[&str], log: PathBuf) -> Proc {
+    pub(crate) fn start(name: &'static str, program: &Path, args: &[&str], log: PathBuf) -> Proc {
         let out = std::fs::File::create(&log).expect("log file");
         let err = out.try_clone().expect("log file");
         // --foreground: timeout signals only the server itself, which then stops its own children
@@ -81,11 +81,11 @@ impl Proc {
         Proc { name, child, log }
     }
 
-    fn log_text(&self) -> String {
+    pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    fn exited(&mut self) -> Option<std::process::ExitStatus> {
+    pub(crate) fn exited(&mut self) -> Option<std::process::ExitStatus> {
         self.child.try_wait().ok().flatten()
     }
 }
@@ -99,7 +99,7 @@ impl Drop for Proc {
     }
 }
 
-fn find_program(name: &str) -> PathBuf {
+pub(crate) fn find_program(name: &str) -> PathBuf {
     let path = std::env::var("PATH").unwrap_or_default();
     for dir in path.split(':').chain(["/usr/sbin", "/sbin", "/usr/bin"]) {
         let p = Path::new(dir).join(name);
@@ -113,7 +113,7 @@ fn find_program(name: &str) -> PathBuf {
 }
 
 /// A port on 127.0.0.1 that is free for both UDP and TCP right now.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     for _ in 0..50 {
         let Ok(u) = UdpSocket::bind("127.0.0.1:0") else {
             continue;
@@ -129,7 +129,7 @@ fn free_port() -> u16 {
 // -------------------------------------------------------------------------------------------------------
 // Wire exchanges
 
-fn udp_exchange(server: SocketAddr, q: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn udp_exchange(server: SocketAddr, q: &[u8]) -> Result<Vec<u8>, String> {
     let sock = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     sock.connect(server).map_err(|e| e.to_string())?;
     sock.set_read_timeout(Some(EXCHANGE_WAIT))
@@ -228,7 +228,7 @@ const QTYPES: [RecordType; 10] = [
 ];
 
 #[derive(Debug, Clone)]
-struct Case {
+pub(crate) struct Case {
     name: String,
     qtype: RecordType,
     class: DNSClass,
@@ -248,7 +248,7 @@ struct Header {
 }
 
 impl Case {
-    fn plain(name: &str, qtype: RecordType) -> Case {
+    pub(crate) fn plain(name: &str, qtype: RecordType) -> Case {
         Case {
             name: name.into(),
             qtype,
@@ -260,7 +260,7 @@ impl Case {
         }
     }
 
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "{} {} {} edns={:?} rd={} {:?} over {}",
             self.name,
@@ -273,7 +273,7 @@ impl Case {
         )
     }
 
-    fn wire(&self, id: u16) -> Vec<u8> {
+    pub(crate) fn wire(&self, id: u16) -> Vec<u8> {
         let mut m = Message::query();
         m.metadata.id = id;
         m.metadata.recursion_desired = self.rd;
@@ -636,7 +636,7 @@ fn corpus(served: &[String]) -> Vec<Case> {
 // Normal form
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Norm {
+pub(crate) struct Norm {
     rcode: u16,
     aa: bool,
     tc: bool,
@@ -666,7 +666,7 @@ fn record_line(r: &Record) -> String {
     .to_ascii_lowercase()
 }
 
-fn normalize(query: &[u8], reply: &[u8]) -> Result<Norm, String> {
+pub(crate) fn normalize(query: &[u8], reply: &[u8]) -> Result<Norm, String> {
     let m = Message::from_vec(reply).map_err(|e| format!("undecodable reply: {e}"))?;
     // The question as sent is the bytes after the header up to the end of QTYPE/QCLASS; queries here
     // are uncompressed, carry one question and, at most, an OPT after it.
@@ -715,7 +715,7 @@ fn normalize(query: &[u8], reply: &[u8]) -> Result<Norm, String> {
 }
 
 /// The names of the fields in which two normal forms differ.
-fn differing(a: &Norm, b: &Norm) -> Vec<&'static str> {
+pub(crate) fn differing(a: &Norm, b: &Norm) -> Vec<&'static str> {
     let mut d = Vec::new();
     let checks: [(&'static str, bool); 11] = [
         ("rcode", a.rcode != b.rcode),

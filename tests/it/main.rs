@@ -19,3 +19,5 @@ mod serve_udp_burst;
 mod service_lifecycle;
 mod service_units;
 mod store;
+mod transfer;
+mod transfer_clients;

@@ -236,6 +236,7 @@ fn write_status(dir: &Path, listen: SocketAddr, counters: CountersSnapshot, stam
             zone: ZONE.into(),
             reverse_zone: None,
             serial: 7,
+            secondaries: Vec::new(),
             record_digest: None,
             records: 1,
             generation: None,
