@@ -254,6 +254,8 @@ struct Mac {
     world: Rc<RefCell<World>>,
     runner: ScriptedRunner,
     status_file: Option<PathBuf>,
+    /// The daemon's state dir for the reverse zone (`with_generation`); `None`: not given.
+    state_dir: Option<PathBuf>,
     settle: Duration,
 }
 
@@ -336,6 +338,7 @@ impl Mac {
             world,
             runner,
             status_file,
+            state_dir: None,
             settle: Duration::ZERO,
         }
     }
@@ -361,6 +364,7 @@ impl Mac {
             status_wait: Duration::from_millis(30),
             check_name: Some("meta.pigsty.test".into()),
             status_file: self.status_file.clone(),
+            state_dir: self.state_dir.clone(),
             out: vec![],
         };
         f(&mut ctx)
