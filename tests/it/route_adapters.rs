@@ -1214,3 +1214,39 @@ fn the_scope_check_wants_the_reverse_domain_too() {
     );
     assert!(t.tree().is_empty(), "undone: {:?}", t.tree());
 }
+
+#[test]
+fn a_generation_without_ptrs_routes_the_reverse_zone_and_says_its_lookups_were_not_checked() {
+    let mut t = T::new(facts("systemd 262 (262.1-1)"));
+    let d = t.state.path().join("state");
+    // As a generation sealed before reverse zones reads: records, no PTRs.
+    let inv = pigsty_dns::inventory::parse(META_10).unwrap();
+    let zone = Zone::parse("pigsty.test").unwrap();
+    let mut set = pigsty_dns::records::RecordSet::build(&inv, &zone).unwrap();
+    set.ptr.clear();
+    pigsty_dns::store::StateDir::open(&d, true)
+        .unwrap()
+        .commit(
+            &set,
+            60,
+            5,
+            pigsty_dns::generation::Input {
+                path: "/test/old.yml".into(),
+                sha256: "00".into(),
+            },
+            false,
+        )
+        .unwrap();
+    t.state_dir = Some(d);
+    let out = t.install(&req(None, None), false, true).unwrap();
+    assert!(out.contains("and 10.10.10.in-addr.arpa"), "{out}");
+    assert!(
+        out.contains("ok  canonical name: not checked: the live generation (serial 1) has no PTRs"),
+        "{out}"
+    );
+    assert!(
+        !t.runner.lines().iter().any(|l| l.contains("getent hosts")),
+        "{:?}",
+        t.runner.lines()
+    );
+}
