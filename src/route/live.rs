@@ -136,3 +136,50 @@ pub fn compare(routed: Option<&str>, live: Option<&str>, zone: &str) -> Result<(
         (None, None) => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_state_dir_or_no_generation_reads_as_none_and_bad_files_are_skipped() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(read(&d.path().join("missing")), Ok(None));
+        assert_eq!(read(d.path()), Ok(None));
+        let gens = d.path().join(GENERATIONS);
+        std::fs::create_dir(&gens).unwrap();
+        // Named like a generation, but not one: skipped, never an error.
+        std::fs::write(gens.join("gen-0000000002-0123456789abcdef.json"), "{}").unwrap();
+        std::fs::write(gens.join(".tmp-1"), "x").unwrap();
+        assert_eq!(read(d.path()), Ok(None));
+        assert_eq!(
+            for_zone(Some(d.path()), "pigsty.test"),
+            Err(NoLive::Empty(d.path().to_path_buf()))
+        );
+        assert_eq!(for_zone(None, "pigsty.test"), Err(NoLive::NoStateDir));
+    }
+
+    #[test]
+    fn the_routed_reverse_zone_is_compared_with_the_live_one() {
+        let z = "pigsty.test";
+        assert_eq!(compare(None, None, z), Ok(()));
+        assert_eq!(
+            compare(
+                Some("10.10.10.in-addr.arpa"),
+                Some("10.10.10.in-addr.arpa"),
+                z
+            ),
+            Ok(())
+        );
+        for (routed, live) in [
+            (None, Some("10.10.10.in-addr.arpa")),
+            (Some("10.10.10.in-addr.arpa"), None),
+            (Some("10.10.10.in-addr.arpa"), Some("12.10.10.in-addr.arpa")),
+        ] {
+            let e = compare(routed, live, z).unwrap_err();
+            for part in routed.into_iter().chain(live) {
+                assert!(e.contains(part), "{e}");
+            }
+        }
+    }
+}

@@ -555,9 +555,23 @@ pub fn gone(ctx: &mut Ctx<'_>, adapter: AdapterName, p: &Params) -> Check {
         );
     }
     let wait = ctx.settle;
-    let r = poll(wait, || match scope(ctx, adapter, p, Duration::ZERO) {
-        Ok(d) => Err(format!("still present: {d}")),
-        Err(_) => Ok(()),
+    // Each zone on its own: the reverse zone's route must be gone too.
+    let each: Vec<Params> = p
+        .zones()
+        .iter()
+        .map(|z| Params {
+            zone: z.to_string(),
+            reverse: None,
+            ..p.clone()
+        })
+        .collect();
+    let r = poll(wait, || {
+        for q in &each {
+            if let Ok(d) = scope(ctx, adapter, q, Duration::ZERO) {
+                return Err(format!("still present: {d}"));
+            }
+        }
+        Ok(())
     });
     match r {
         Ok(()) => check(

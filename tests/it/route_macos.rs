@@ -1041,6 +1041,22 @@ fn macos_a_moved_24_is_drift_and_install_moves_the_reverse_file() {
         )),
         "{text}"
     );
+    // A re-route that fails verification (the check name's address, 10.10.10.10 as the scripted
+    // daemon answers it, has no PTR in the moved generation) puts the old reverse file and journal back.
+    let journal_before = std::fs::read(m.jdir().join("journal.json")).unwrap();
+    let tree_before = m.tree();
+    m.world.borrow_mut().ptrs.clear();
+    let e = m.install(DAEMON).unwrap_err();
+    assert!(
+        e.message.contains("this run's changes were undone"),
+        "{}",
+        e.message
+    );
+    assert_eq!(m.tree(), tree_before);
+    assert_eq!(
+        std::fs::read(m.jdir().join("journal.json")).unwrap(),
+        journal_before
+    );
     {
         let mut w = m.world.borrow_mut();
         w.served = BTreeMap::from([("meta.pigsty.test".into(), Ipv4Addr::new(10, 10, 12, 10))]);
