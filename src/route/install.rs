@@ -217,7 +217,7 @@ pub fn install(
             Class::Conflict,
             format!(
                 "another resolver claims {}: {}",
-                plan.zone,
+                plan::zones_shown(&plan),
                 plan.claimants
                     .iter()
                     .map(|c| c.what.as_str())

@@ -339,8 +339,13 @@ pub fn build(
             temp_dir: temp_dir.as_ref().map(|d| d.display().to_string()),
         });
     }
+    // The reverse zone is never shared either: a second resolver for it would split its answers.
     let claimants = if adapter == AdapterName::MacosResolver {
-        dnsinfo::claimants(root, runner, &params.zone)
+        params
+            .zones()
+            .iter()
+            .flat_map(|z| dnsinfo::claimants(root, runner, z))
+            .collect()
     } else {
         vec![]
     };
@@ -381,6 +386,14 @@ pub fn build(
     })
 }
 
+/// The zone, and its reverse zone when the route carries one: "pigsty.test (or 10.10.10.in-addr.arpa)".
+pub fn zones_shown(p: &Plan) -> String {
+    match &p.reverse_zone {
+        Some(r) => format!("{} (or {r})", p.zone),
+        None => p.zone.clone(),
+    }
+}
+
 /// The plan as text: every file in full with its sha256, every command.
 pub fn text(p: &Plan) -> String {
     let mut s = String::new();
@@ -413,7 +426,8 @@ pub fn text(p: &Plan) -> String {
     for c in &p.claimants {
         s.push_str(&format!(
             "CONFLICT: another resolver claims {}: {} (install refuses while it does)\n",
-            p.zone, c.what
+            zones_shown(p),
+            c.what
         ));
     }
     for f in &p.files {

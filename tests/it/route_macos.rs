@@ -1171,3 +1171,23 @@ fn macos_without_a_journal_uninstall_finds_both_files_by_marker() {
         m.resolver_entries()
     );
 }
+
+#[test]
+fn another_resolver_for_the_reverse_zone_makes_install_refuse() {
+    let mut m = Mac::new().with_generation(META_10);
+    m.put(
+        "/etc/resolver/corp-reverse",
+        "domain 10.10.10.in-addr.arpa\nnameserver 10.1.2.3\n",
+    );
+    let before = m.tree();
+    let e = m.install(DAEMON).unwrap_err();
+    assert_eq!(e.class, Class::Conflict, "{e:?}");
+    assert!(
+        e.message
+            .starts_with("another resolver claims pigsty.test (or 10.10.10.in-addr.arpa)")
+            && e.message.contains("/etc/resolver/corp-reverse"),
+        "{}",
+        e.message
+    );
+    assert_eq!(m.tree(), before, "nothing written");
+}
