@@ -114,10 +114,10 @@ pub fn default_status_file() -> Option<PathBuf> {
     Some(dir.join(status_file::FILE))
 }
 
-/// Without `--state-dir`: the state dir of a running daemon, among `$PIGSTY_DNS_STATE_DIR`, the
+/// Without `--state-dir`: the state dir of the daemon at `server`, among `$PIGSTY_DNS_STATE_DIR`, the
 /// platform state dir of the user who ran sudo, that of `$HOME`, and the system unit's
-/// `/var/lib/pigsty-dns` — the first whose status file says its server runs.
-pub fn default_state_dir(os: Os) -> Option<PathBuf> {
+/// `/var/lib/pigsty-dns` — the first whose status file says its server runs there.
+pub fn default_state_dir(os: Os, server: SocketAddr) -> Option<PathBuf> {
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     let below = match os {
         Os::Macos => crate::store::MACOS_STATE_DIR,
@@ -133,9 +133,9 @@ pub fn default_state_dir(os: Os) -> Option<PathBuf> {
     if os == Os::Linux {
         cands.push(PathBuf::from("/var/lib/pigsty-dns"));
     }
-    cands
-        .into_iter()
-        .find(|d| status_file::read(d).is_some_and(|s| s.is_running()))
+    cands.into_iter().find(|d| {
+        status_file::read(d).is_some_and(|s| s.is_running() && s.listen.contains(&server))
+    })
 }
 
 pub fn journal_dir(place: &Where, os: Os) -> PathBuf {

@@ -61,6 +61,14 @@ pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
         None => None,
     };
     let facts_os = facts.os;
+    // The daemon the route points at: install's --server, else the installed route's.
+    let route_server = match cmd {
+        RouteCommand::Install { server, .. } => Some(*server),
+        _ => journal::read(&context::journal_dir(place, facts.os))
+            .ok()
+            .flatten()
+            .and_then(|j| j.server.parse().ok()),
+    };
     let mut ctx = Ctx {
         root: place.root.clone(),
         journal_dir: context::journal_dir(place, facts.os),
@@ -74,12 +82,13 @@ pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
         status_wait: Duration::from_millis(4500),
         check_name: checks.and_then(|c| c.check_name.clone()),
         status_file,
-        state_dir: match checks {
-            Some(c) => c
+        state_dir: match (checks, route_server) {
+            (Some(c), Some(server)) => c
                 .state_dir
                 .clone()
-                .or_else(|| context::default_state_dir(facts_os)),
-            None => None,
+                .or_else(|| context::default_state_dir(facts_os, server)),
+            (Some(c), None) => c.state_dir.clone(),
+            (None, _) => None,
         },
         out: Vec::new(),
     };
