@@ -276,6 +276,30 @@ upstream_saw_ptr() {  # did the default-upstream stand-in get the PTR question f
 	local a=$1 q; q=$(awk -F. '{print $4"."$3"."$2"."$1".in-addr.arpa"}' <<<"$a")
 	tail -n +$((MARK_U + 1)) "$ULOG" | grep -q "query\[PTR\] $q " && echo yes || echo no
 }
+link_domains() { rctl status pigsty-dns0 2>/dev/null | awk -F': ' '/DNS Domain/{print $2}' | tr ' ' '\n' | sort | paste -sd' ' -; }
+moved_24() {  # moved_24 LABEL: a later generation moves to 10.10.12.0/24; status calls it drift, its fix re-routes
+	local v=$1 out rc fix words
+	printf 'all:\n  hosts:\n    10.10.12.10: { nodename: meta }\n' >"$ST/moved.yml"
+	"$PIGSTY_DNS_SERVE_BIN" load "$ST/moved.yml" --state-dir "$ST/srv" >>"$ST/logs/load.log" 2>&1
+	for _ in $(seq 50); do
+		[ "$(timeout 5 dig +short +time=1 +tries=1 @127.0.0.1 -p 5354 meta.pigsty.test A)" = 10.10.12.10 ] && break; sleep 0.1
+	done
+	out=$(route status --state-dir "$ST/srv" 2>&1); echo "$out" >"$ST/logs/status-moved-$v.log"
+	check "$v: moved /24: route status reports the routed reverse zone as drift" 1 \
+		"$(grep -c "^FAIL reverse zone: drift: the route carries 10.10.10.in-addr.arpa, but the live generation's addresses moved to 12.10.10.in-addr.arpa" <<<"$out")"
+	fix=$(awk '/^FAIL reverse zone/ {getline; sub(/^ *next: */, ""); print; exit}' <<<"$out")
+	check "$v: moved /24: its next: is one route install" yes \
+		"$(case $fix in "sudo pigsty-dns route install --adapter resolved-link "*"--state-dir $ST/srv --yes") echo yes;; *) echo "no: $fix";; esac)"
+	read -ra words <<<"${fix#sudo pigsty-dns }"
+	out=$(PATH=$ST/bin:$PATH timeout 60 "$PIGSTY_DNS_BIN" "${words[@]}" --check-name meta.pigsty.test 2>&1); rc=$?
+	echo "$out" >"$ST/logs/install-moved-$v.log"
+	check "$v: moved /24: that command re-routes (install again, verified)" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -5
+	check "$v: moved /24: the link routes the new reverse zone" "~12.10.10.in-addr.arpa ~pigsty.test" "$(link_domains)"
+	ptr_check "$v: moved /24: resolvectl query 10.10.12.10 -> the canonical name" "meta.pigsty.test" "$(rq_ptr 10.10.12.10)"
+	out=$(route status --state-dir "$ST/srv" 2>&1); echo "$out" >"$ST/logs/status-moved-2-$v.log"
+	check "$v: moved /24: route status all ok again" 0 "$(grep -c '^FAIL' <<<"$out")"
+}
 reverse_checks() {  # reverse_checks LABEL: the reverse zone through the route, in and outside the /24
 	local v=$1 before
 	ptr_check "$v: getent hosts 10.10.10.10 -> the canonical name" "meta.pigsty.test" "$(ge_ptr 10.10.10.10)"
@@ -322,8 +346,7 @@ variant() {   # variant networkd|runtime
 	check "$v: meta.pigsty.test via resolvectl" "10.10.10.10" "$(rq meta.pigsty.test)"
 	check "$v: meta.pigsty.test via stub 127.0.0.53" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
 	check "$v: meta.pigsty.test via getent" "10.10.10.10" "$(getent ahostsv4 meta.pigsty.test | awk '{print $1; exit}')"
-	check "$v: the link also routes the reverse zone of the live /24" "~10.10.10.in-addr.arpa ~pigsty.test" \
-		"$(rctl status pigsty-dns0 2>/dev/null | awk -F': ' '/DNS Domain/{print $2}' | tr ' ' '\n' | sort | paste -sd' ' -)"
+	check "$v: the link also routes the reverse zone of the live /24" "~10.10.10.in-addr.arpa ~pigsty.test" "$(link_domains)"
 	check "$v: the journal records the reverse zone" 1 \
 		"$(grep -c '"reverse_zone": "10.10.10.in-addr.arpa"' "$ST/rroot/var/lib/pigsty-dns-route/journal.json" 2>/dev/null)"
 	reverse_checks "$v"
@@ -334,6 +357,7 @@ variant() {   # variant networkd|runtime
 	check "$v: route status all ok" 0 "$(grep -c '^FAIL' <<<"$out")"
 	check "$v: route status: the reverse zone matches the live generation" 1 \
 		"$(grep -c '^ok   reverse zone: routes 10.10.10.in-addr.arpa, the /24 of the live generation' <<<"$out")"
+	moved_24 "$v"
 	stop_daemon; mark
 	check "$v: daemon down -> stub SERVFAIL" "SERVFAIL" "$(dq meta.pigsty.test)"
 	check "$v: daemon down -> nothing reaches the upstream" none "$(who_saw meta.pigsty.test)"

@@ -18,12 +18,16 @@ fn route_lab_resolved_link_end_to_end() {
             "the link also routes the reverse zone of the live /24",
             "a reverse lookup outside the /24 (10.10.11.10) never reaches the daemon",
             "route status: the reverse zone matches the live generation",
+            "moved /24: route status reports the routed reverse zone as drift",
+            "moved /24: that command re-routes (install again, verified)",
+            "moved /24: the link routes the new reverse zone",
         ];
         // The PTR answers (issue 12's serving half) are checked unless LAB_REVERSE_SERVED=0.
         if std::env::var("LAB_REVERSE_SERVED").as_deref() != Ok("0") {
             want.extend([
                 "getent hosts 10.10.10.10 -> the canonical name",
                 "resolvectl query 10.10.10.10 -> the canonical name",
+                "moved /24: resolvectl query 10.10.12.10 -> the canonical name",
             ]);
         }
         for w in want {
