@@ -333,6 +333,31 @@ upstream_saw_ptr() {  # did the default-upstream stand-in get the PTR question f
 	local q; q=$(awk -F. '{print $4"."$3"."$2"."$1".in-addr.arpa"}' <<<"$1")
 	tail -n +$((MARK_U + 1)) "$ULOG" | grep -q "query\[PTR\] $q " && echo yes || echo no
 }
+moved_24() {  # a later generation moves to 10.10.12.0/24: status calls it drift, its next: command re-routes
+	local out rc fix words
+	printf 'all:\n  hosts:\n    10.10.12.10: { nodename: meta }\n' >"$ST/moved.yml"
+	chroot "$SID" "$IN/bin/pigsty-dns-serve" load "$IN/moved.yml" --state-dir "$IN/srv" >>"$ST/logs/load.log" 2>&1
+	for _ in $(seq 50); do
+		[ "$(timeout 5 chroot "$SID" dig +short +time=1 +tries=1 @127.0.0.1 -p $PORT meta.pigsty.test A)" = 10.10.12.10 ] && break
+		sleep 0.1
+	done
+	out=$(route status --state-dir "$IN/srv" 2>&1); echo "$out" >"$ST/logs/status-moved.log"
+	check "moved /24: route status reports the routed reverse zone as drift" 1 \
+		"$(grep -c "^FAIL reverse zone: drift: the route carries 10.10.10.in-addr.arpa, but the live generation's addresses moved to 12.10.10.in-addr.arpa" <<<"$out")"
+	fix=$(awk '/^FAIL reverse zone/ {getline; sub(/^ *next: */, ""); print; exit}' <<<"$out")
+	check "moved /24: its next: is one route install" yes \
+		"$(case $fix in "sudo pigsty-dns route install --adapter resolved-delegate "*"--state-dir $IN/srv --yes") echo yes;; *) echo "no: $fix";; esac)"
+	read -ra words <<<"${fix#sudo pigsty-dns }"
+	out=$(timeout 60 chroot "$SID" env PATH="$CHROOT_PATH" "$IN/bin/pigsty-dns" "${words[@]}" --check-name meta.pigsty.test 2>&1); rc=$?
+	echo "$out" >"$ST/logs/install-moved.log"
+	check "moved /24: that command re-routes (install again, verified)" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -5
+	check "moved /24: the delegate routes the new reverse zone" "DNS Domain: ~pigsty.test ~12.10.10.in-addr.arpa" \
+		"$(delegate_status | tr ';' '\n' | grep '^DNS Domain')"
+	ptr_check "moved /24: resolvectl query 10.10.12.10 -> the canonical name" "meta.pigsty.test" "$(rq_ptr 10.10.12.10)"
+	out=$(route status --state-dir "$IN/srv" 2>&1); echo "$out" >"$ST/logs/status-moved-2.log"
+	check "moved /24: route status all ok again" 0 "$(grep -c '^FAIL' <<<"$out")"
+}
 reverse_checks() {  # the reverse zone through the route, in and outside the /24
 	local before
 	ptr_check "getent hosts 10.10.10.10 -> the canonical name" "meta.pigsty.test" "$(ge_ptr 10.10.10.10)"
@@ -428,14 +453,15 @@ delegate_tests() {
 	check "route status: all ok" "0 0" "$rc $(grep -c '^FAIL' <<<"$out")"
 	check "route status: the reverse zone matches the live generation" 1 \
 		"$(grep -c '^ok   reverse zone: routes 10.10.10.in-addr.arpa, the /24 of the live generation' <<<"$out")"
+	moved_24
 
 	stop_resolved; start_resolved
-	check "resolved restarted with the file in place: meta.pigsty.test via stub" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
+	check "resolved restarted with the file in place: meta.pigsty.test (moved) via stub" "NOERROR 10.10.12.10" "$(dq meta.pigsty.test)"
 
 	stop_daemon; mark
 	check "daemon down -> stub SERVFAIL" "SERVFAIL" "$(dq meta.pigsty.test)"
 	r=$(rq meta.pigsty.test)
-	check "daemon down -> resolvectl query fails" fail "$(case $r in 10.10.10.10|203.0.113.99) echo "answered $r";; *) echo fail;; esac)"
+	check "daemon down -> resolvectl query fails" fail "$(case $r in 10.10.10.10|10.10.12.10|203.0.113.99) echo "answered $r";; *) echo fail;; esac)"
 	check "daemon down -> getent finds nothing" "" "$(ge meta.pigsty.test)"
 	check "daemon down -> nothing reached the default upstream" no "$(upstream_saw meta.pigsty.test)"
 	out=$(route status 2>&1); echo "$out" >"$ST/logs/status-down.log"
@@ -446,7 +472,7 @@ delegate_tests() {
 	echo "$out" >"$ST/logs/uninstall.log"
 	check "route uninstall" 0 "$rc"
 	[ "$rc" = 0 ] || echo "$out" | tail -8
-	check "uninstall reloaded resolved through systemctl (lab: SIGHUP)" 2 "$(reloads)"
+	check "uninstall reloaded resolved through systemctl (lab: SIGHUP; install, re-route, uninstall)" 3 "$(reloads)"
 	check "route gone: resolvectl status lists no Delegate pigsty-dns" "" "$(delegate_status)"
 	mark
 	check "route gone: meta.pigsty.test answered by the default upstream" "NOERROR 203.0.113.99" "$(dq meta.pigsty.test)"
