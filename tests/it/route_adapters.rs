@@ -117,6 +117,7 @@ struct T {
     runner: ScriptedRunner,
     facts: Facts,
     preflight: fn(SocketAddr, &Zone) -> Result<u32, String>,
+    lookup: fn(SocketAddr, &str) -> Result<Option<Ipv4Addr>, String>,
     terminal: Option<bool>,
     check_name: Option<String>,
     /// The daemon's state dir (outside the root), when the test gives one.
@@ -167,6 +168,7 @@ impl T {
             runner: healthy(),
             facts: f,
             preflight: ok_preflight,
+            lookup,
             terminal: None,
             check_name: Some("meta.pigsty.test".into()),
             state: tempfile::tempdir().unwrap(),
@@ -199,7 +201,7 @@ impl T {
             runner: &mut self.runner,
             facts: self.facts.clone(),
             preflight: &self.preflight,
-            lookup_a: &lookup,
+            lookup_a: &self.lookup,
             confirm: if answer.is_some() {
                 Some(&mut ask)
             } else {
@@ -1041,6 +1043,14 @@ fn a_moved_24_is_drift_and_install_re_routes_it() {
         "{text}"
     );
     assert!(text.contains(&format!("next: {fix}")), "{text}");
+    // The daemon serves the moved records: the reverse lookup of the check name's address is not
+    // made through a route that does not carry its /24, and fails as the drift it is.
+    t.lookup = |_, _| Ok(Some(Ipv4Addr::new(10, 10, 12, 10)));
+    let text = t.status();
+    assert!(
+        text.contains("FAIL lookup: canonical name: not checked: 10.10.12.10 is outside the routed reverse zone 10.10.10.in-addr.arpa"),
+        "{text}"
+    );
     // That command (install again) re-routes: the unit and the live domains carry the new /24.
     let moved = "Link 3 (pigsty-dns0)\nCurrent Scopes: DNS\n     Protocols: -DefaultRoute\n   DNS Servers: 127.0.0.1:5354\n    DNS Domain: ~pigsty.test ~12.10.10.in-addr.arpa\n";
     t.runner = showing(moved);
