@@ -1,5 +1,6 @@
-//! Verification through the native path: the scope resolved (or configd) reports, lookups through
-//! resolved and NSS (macOS: mDNSResponder, through `dscacheutil`), and the daemon's counters — a fresh
+//! Verification through the native path: the scope resolved (or configd) reports for each routed
+//! zone, lookups through resolved and NSS (macOS: mDNSResponder, through `dscacheutil`) — forward of a
+//! served name, reverse of its address to its canonical name — and the daemon's counters: a fresh
 //! name under the zone must reach it (macOS, always), an unrelated name never.
 
 use std::net::Ipv4Addr;
