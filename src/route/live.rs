@@ -44,6 +44,17 @@ pub fn read(state_dir: &Path) -> Result<Option<Live>, String> {
         Err(e) => return Err(format!("cannot read {}: {e}", state_dir.display())),
     };
     let dir = state_dir.join(GENERATIONS);
+    // As the store refuses them: a directory others can write to holds nothing the route trusts.
+    for d in [state_dir, dir.as_path()] {
+        if let Ok(m) = std::fs::symlink_metadata(d)
+            && (m.mode() & 0o022 != 0 || m.uid() != owner)
+        {
+            return Err(format!(
+                "{} is writable by others or not owned by uid {owner}: its generations are not read",
+                d.display()
+            ));
+        }
+    }
     let rd = match std::fs::read_dir(&dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -157,6 +168,10 @@ mod tests {
             Err(NoLive::Empty(d.path().to_path_buf()))
         );
         assert_eq!(for_zone(None, "pigsty.test"), Err(NoLive::NoStateDir));
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&gens, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = read(d.path()).unwrap_err();
+        assert!(e.contains("writable by others"), "{e}");
     }
 
     #[test]
