@@ -200,6 +200,7 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
                 updated: crate::output::rfc3339(SystemTime::now()),
                 listen: listen.clone(),
                 zone: zone.to_string(),
+                reverse_zone: view.reverse().map(|r| r.zone().to_string()),
                 serial: view.serial(),
                 record_digest: view.record_digest().map(String::from),
                 records: view.record_count(),

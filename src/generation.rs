@@ -238,6 +238,7 @@ impl Generation {
             }
             previous = Some(&r.name);
         }
+        crate::records::check_ptr(&self.records, &self.ptr)?;
         if record_digest(
             &self.zone,
             self.ttl,

@@ -12,7 +12,8 @@
 //!   streaming YAML reader, [`inventory`] Barn's inventory rules, [`name`] DNS name rules and the zone
 //!   mapping, [`records`] address rules, conflicts and diffs.
 //! - Generations: [`generation`] the sealed on-disk format and its digests, [`store`] the state
-//!   directory (locks, history, pruning), [`zone_view`] the read-only view answered from, [`wire`] the
+//!   directory (locks, history, pruning), [`zone_view`] the read-only view answered from (holding
+//!   [`reverse_view`], the reverse zone of the same generation), [`wire`] the
 //!   DNS wire numbers shared by the view and the answering core.
 //! - Serving: [`daemon`] the `serve` command (lock, bind, status file, signals), [`reload`] the hot swap,
 //!   [`server`] sockets and loops, [`answer`] every answering rule as one pure function, [`sd_notify`]
@@ -41,6 +42,7 @@ pub mod output;
 pub mod probe;
 pub mod records;
 pub mod reload;
+pub mod reverse_view;
 pub mod route;
 pub mod sd_notify;
 pub mod server;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use pigsty_dns::commands::{self, ExportFormat, LoadOptions};
+use pigsty_dns::commands::{self, ExportFormat, LoadOptions, ZoneOf};
 use pigsty_dns::daemon::{self, ServeOptions};
 use pigsty_dns::defaults::{
     ENV_LISTEN, ENV_LOG, ENV_ZONE, LISTEN_STR, NEGATIVE_TTL, TCP_IDLE_TIMEOUT_SECS,
@@ -95,6 +95,9 @@ enum Command {
         serial: Option<u32>,
         #[arg(long, value_enum, default_value = "zone")]
         format: ExportFormat,
+        /// With --format zone: the forward zone, or the reverse zone of the managed /24.
+        #[arg(long, value_enum, default_value = "forward")]
+        zone_of: ZoneOf,
         /// Write to FILE (atomically) instead of stdout.
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
@@ -213,12 +216,14 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
         Command::Export {
             serial,
             format,
+            zone_of,
             output,
             state,
         } => commands::export::run(
             state.state_dir.as_deref(),
             *serial,
             *format,
+            *zone_of,
             output.as_deref(),
         ),
         Command::History { state } => commands::history::run(state.state_dir.as_deref()),

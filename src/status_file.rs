@@ -68,6 +68,10 @@ pub struct Status {
     /// The addresses actually bound (UDP and TCP on each).
     pub listen: Vec<SocketAddr>,
     pub zone: String,
+    /// The reverse zone served beside `zone` from the same generation (`C.B.A.in-addr.arpa`); `None`
+    /// with no generation, one sealed before reverse zones, or a server from before them.
+    #[serde(default)]
+    pub reverse_zone: Option<String>,
     /// The live serial; 0 when no generation is served yet.
     pub serial: u32,
     pub record_digest: Option<String>,
@@ -145,6 +149,7 @@ mod tests {
             updated: "t".into(),
             listen: vec!["127.0.0.1:1".parse().unwrap()],
             zone: "pigsty.test".into(),
+            reverse_zone: Some("10.10.10.in-addr.arpa".into()),
             serial: 3,
             record_digest: None,
             records: 0,

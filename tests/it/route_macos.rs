@@ -288,6 +288,7 @@ fn write_status(dir: &Path, listen: SocketAddr, counters: CountersSnapshot, stam
             updated: format!("stamp {stamp}"),
             listen: vec![listen],
             zone: ZONE.into(),
+            reverse_zone: None,
             serial: 7,
             record_digest: None,
             records: 1,
