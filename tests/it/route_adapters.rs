@@ -129,19 +129,9 @@ struct T {
 pub fn store_generation(dir: &Path, yaml: &str) {
     let inv = pigsty_dns::inventory::parse(yaml).unwrap();
     let zone = Zone::parse("pigsty.test").unwrap();
-    let mut set = pigsty_dns::records::RecordSet::build(&inv, &zone).unwrap();
-    // Main's RecordSet::build picks no PTRs yet (issue 12's serving half does): the rule's choice
-    // for these one-host inputs, the node name.
-    if set.ptr.is_empty() {
-        set.ptr = set
-            .records
-            .iter()
-            .map(|r| pigsty_dns::records::Ptr {
-                address: r.address,
-                name: r.name.clone(),
-            })
-            .collect();
-    }
+    let set = pigsty_dns::records::RecordSet::build(&inv, &zone).unwrap();
+    // The canonical-name rule picks the node name: what the reverse lookups must return.
+    assert!(!set.ptr.is_empty(), "{:?}", set.ptr);
     let st = pigsty_dns::store::StateDir::open(dir, true).unwrap();
     st.commit(
         &set,
