@@ -22,7 +22,8 @@
 //! - Commands that run and stop: [`commands`] (`check`, `load`, `history`, `rollback`, `export`,
 //!   `status`), each returning an [`output::Report`].
 //! - Installers: [`route`] (OS resolver → daemon) and [`service`] (systemd / launchd). They talk to the
-//!   daemon only over DNS ([`probe`]) and through its status file ([`status_file`]).
+//!   daemon only over DNS ([`probe`]) and through its status file ([`status_file`]); route also reads
+//!   its stored generations for the reverse zone.
 //! - Shared by all: [`defaults`] (listen address, zone, TTLs, limits, environment names), [`output`]
 //!   (the JSON format number, stable JSON, reports), [`error`] (classes and exit codes), [`digest`],
 //!   [`transport`], and [`sys`], the host layer (atomic writes, users, locks, the platform, systemd's

@@ -449,11 +449,16 @@ pub fn parse_file_name(name: &str) -> Option<(u32, String)> {
 
 /// Reads and checks one generation file, including that its name matches its serial and self-digest.
 pub fn check_file(path: &Path) -> Result<Generation, String> {
+    check_file_of(path, euid())
+}
+
+/// `check_file` for a file that must belong to `owner` (root reading a daemon user's state dir).
+pub fn check_file_of(path: &Path, owner: u32) -> Result<Generation, String> {
     let name = path.file_name().and_then(|n| n.to_str());
     let Some((serial, digest_prefix)) = name.and_then(parse_file_name) else {
         return Err("is not named like a generation file".into());
     };
-    let g = read_generation(path)?;
+    let g = read_generation_of(path, owner)?;
     if g.serial != serial {
         Err(format!(
             "holds serial {} under the name of serial {serial}",
@@ -469,6 +474,10 @@ pub fn check_file(path: &Path) -> Result<Generation, String> {
 /// Reads one generation file only if it is a regular file of ours, mode 0600, one link, not too large,
 /// and its contents check out.
 pub fn read_generation(path: &Path) -> Result<Generation, String> {
+    read_generation_of(path, euid())
+}
+
+fn read_generation_of(path: &Path, owner: u32) -> Result<Generation, String> {
     let f = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -484,11 +493,10 @@ pub fn read_generation(path: &Path) -> Result<Generation, String> {
     if !m.is_file() {
         return Err("is not a regular file".into());
     }
-    if m.uid() != euid() {
+    if m.uid() != owner {
         return Err(format!(
-            "is owned by uid {}, not by this user (uid {})",
+            "is owned by uid {}, not by this user (uid {owner})",
             m.uid(),
-            euid()
         ));
     }
     if m.mode() & 0o077 != 0 {

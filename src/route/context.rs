@@ -44,6 +44,8 @@ pub struct Ctx<'a> {
     pub check_name: Option<String>,
     /// The daemon's status file: `<state dir>/status.json` (`status_file::FILE`).
     pub status_file: Option<PathBuf>,
+    /// The daemon's state dir, whose newest good generation names the reverse zone to route.
+    pub state_dir: Option<PathBuf>,
     /// Progress lines (plan first); printed by `run`, inspected by tests.
     pub out: Vec<String>,
 }
@@ -110,6 +112,30 @@ pub fn default_status_file() -> Option<PathBuf> {
         }
     };
     Some(dir.join(status_file::FILE))
+}
+
+/// Without `--state-dir`: the state dir of the daemon at `server`, among `$PIGSTY_DNS_STATE_DIR`, the
+/// platform state dir of the user who ran sudo, that of `$HOME`, and the system unit's
+/// `/var/lib/pigsty-dns` — the first whose status file says its server runs there.
+pub fn default_state_dir(os: Os, server: SocketAddr) -> Option<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let below = match os {
+        Os::Macos => crate::store::MACOS_STATE_DIR,
+        _ => ".local/state/pigsty-dns",
+    };
+    let mut cands: Vec<PathBuf> = env(ENV_STATE_DIR).map(PathBuf::from).into_iter().collect();
+    if let Some(h) = env("SUDO_USER").and_then(|u| user::home_of(&u.to_string_lossy())) {
+        cands.push(h.join(below));
+    }
+    if let Some(h) = env("HOME") {
+        cands.push(PathBuf::from(h).join(below));
+    }
+    if os == Os::Linux {
+        cands.push(PathBuf::from("/var/lib/pigsty-dns"));
+    }
+    cands.into_iter().find(|d| {
+        status_file::read(d).is_some_and(|s| s.is_running() && s.listen.contains(&server))
+    })
 }
 
 pub fn journal_dir(place: &Where, os: Os) -> PathBuf {

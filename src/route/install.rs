@@ -11,8 +11,10 @@ use super::adapter::Step;
 use super::context::{Ctx, needs_root};
 use super::files::{self, Existing};
 use super::journal::{self, Journal, JournalFile, State};
+use super::live;
 use super::plan::{self, Plan, Request};
 use super::verify::{self, Check};
+use crate::digest::sha256_hex;
 use crate::error::{AppError, Class};
 use crate::output::{FORMAT, Report, now_rfc3339};
 use crate::status_file;
@@ -42,6 +44,7 @@ fn journal_for(plan: &Plan, files: Vec<JournalFile>, dirs: Vec<String>, state: S
         state,
         adapter: plan.adapter,
         zone: plan.zone.clone(),
+        reverse_zone: plan.reverse_zone.clone(),
         server: plan.server.to_string(),
         variant: plan.variant,
         link: plan.link.clone(),
@@ -66,7 +69,37 @@ struct WrittenFile {
 
 type Written = Vec<WrittenFile>;
 
-fn write_files(plan: &Plan, written: &mut Written, dirs: &mut Vec<String>) -> Result<(), String> {
+fn write_files(
+    plan: &Plan,
+    stale: &[JournalFile],
+    written: &mut Written,
+    dirs: &mut Vec<String>,
+    out: &mut Vec<String>,
+) -> Result<(), String> {
+    // The previous install's files this one no longer needs; each comes back if the run is undone.
+    for f in stale {
+        let p = PathBuf::from(&f.path);
+        match std::fs::read(&p) {
+            Ok(b) if sha256_hex(&b) == f.sha256 => {
+                sys_fs::remove(&p).map_err(|e| e.to_string())?;
+                out.push(format!("removed {} (no longer routed)", f.path));
+                written.push(WrittenFile {
+                    path: p,
+                    temp_dir: plan
+                        .files
+                        .first()
+                        .and_then(|f| f.temp_dir.clone())
+                        .map(PathBuf::from),
+                    before: Some(b),
+                });
+            }
+            Ok(_) => out.push(format!(
+                "left alone: {} changed since pigsty-dns wrote it (remove it yourself)",
+                f.path
+            )),
+            Err(_) => {}
+        }
+    }
     for f in &plan.files {
         if f.existing == Existing::OursIdentical {
             continue;
@@ -145,7 +178,22 @@ pub fn install(
     yes: bool,
 ) -> Result<Report, AppError> {
     let jpath = journal::path(&ctx.journal_dir);
-    let plan = plan::build(&ctx.facts, req, &ctx.root, &jpath, ctx.runner)?;
+    let live = live::for_zone(ctx.state_dir.as_deref(), req.zone.as_str());
+    let reverse = live.as_ref().ok().and_then(|l| l.reverse.clone());
+    let mut plan = plan::build(&ctx.facts, req, reverse, &ctx.root, &jpath, ctx.runner)?;
+    if let Err(no) = &live {
+        plan.notes.push(no.note(req.zone.as_str()));
+    }
+    // Read here for the plan (the files a moved reverse zone leaves behind); checked again below.
+    let stale: Vec<JournalFile> = match journal::read(&ctx.journal_dir) {
+        Ok(Some(j)) => j
+            .files
+            .into_iter()
+            .filter(|f| !plan.files.iter().any(|p| p.path == f.path))
+            .collect(),
+        _ => vec![],
+    };
+    plan.remove = stale.iter().map(|f| f.path.clone()).collect();
     let shown = plan::text(&plan);
     if dry_run {
         return Ok(report("plan", &plan, &[], shown));
@@ -169,7 +217,7 @@ pub fn install(
             Class::Conflict,
             format!(
                 "another resolver claims {}: {}",
-                plan.zone,
+                plan::zones_shown(&plan),
                 plan.claimants
                     .iter()
                     .map(|c| c.what.as_str())
@@ -257,7 +305,7 @@ pub fn install(
     .map_err(io)?;
     let mut written = Written::new();
     let mut dirs = Vec::new();
-    let mut result = write_files(&plan, &mut written, &mut dirs);
+    let mut result = write_files(&plan, &stale, &mut written, &mut dirs, &mut ctx.out);
     if result.is_ok() {
         let steps: Vec<Step> = plan
             .apply
@@ -269,7 +317,7 @@ pub fn install(
         result = ctx.run_steps(&steps);
     }
     let checks = if result.is_ok() {
-        verify::after_apply(ctx, plan.adapter, &plan.params, serial)
+        verify::after_apply(ctx, plan.adapter, &plan.params, serial, live.as_ref().ok())
     } else {
         vec![]
     };
@@ -297,9 +345,18 @@ pub fn install(
     )
     .map_err(io)?;
     let mut s = format!(
-        "installed: {} routes {} to {}\n",
-        plan.adapter, plan.zone, plan.server
+        "installed: {} routes {}{} to {}\n",
+        plan.adapter,
+        plan.zone,
+        plan.reverse_zone
+            .as_deref()
+            .map(|r| format!(" and {r}"))
+            .unwrap_or_default(),
+        plan.server
     );
+    if let Err(no) = &live {
+        s.push_str(&format!("  note: {}\n", no.note(&plan.zone)));
+    }
     for c in &checks {
         s.push_str(&format!("  ok  {}: {}\n", c.check, c.detail));
     }

@@ -23,6 +23,7 @@ pub fn default_params(f: &Facts) -> Params {
     let (address, prefix) = cidr(DEFAULT_LINK_ADDRESS).expect("the default link address is a CIDR");
     Params {
         zone: ZONE.into(),
+        reverse: None,
         server: LISTEN,
         link: DEFAULT_LINK.into(),
         address,
@@ -46,6 +47,7 @@ pub fn params_from(j: &Journal, f: &Facts) -> Params {
         .unwrap_or((base.address, base.prefix));
     Params {
         zone: j.zone.clone(),
+        reverse: j.reverse_zone.clone(),
         server: j.server.parse::<SocketAddr>().unwrap_or(base.server),
         link: j.link.clone().unwrap_or(base.link.clone()),
         address,
@@ -89,6 +91,16 @@ pub fn server_in(text: &str) -> Option<SocketAddr> {
     ns.map(|ip| SocketAddr::new(ip, port.unwrap_or(53)))
 }
 
+/// The reverse zone a file of any adapter routes: the `*.in-addr.arpa` word of its `domain` line,
+/// `Domains=` (as `~ZONE`), `server=/ZONE/` or `resolvectl domain` line.
+pub fn reverse_in(text: &str) -> Option<String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .flat_map(|l| l.split(|c: char| c.is_whitespace() || matches!(c, '/' | '=' | '~')))
+        .find(|w| w.ends_with(".in-addr.arpa"))
+        .map(str::to_string)
+}
+
 /// Params for files found by marker (no journal): the marker's link, the server the files name (not
 /// the default: a route installed by an older release may use another port), and the networkd
 /// variant when a `.netdev` is among them.
@@ -102,8 +114,13 @@ pub fn params_from_markers(found: &[(PathBuf, Owned)], f: &Facts) -> Params {
         .filter_map(|(p, _)| std::fs::read_to_string(p).ok())
         .find_map(|t| server_in(&t))
         .unwrap_or(base.server);
+    let reverse = found
+        .iter()
+        .filter_map(|(p, _)| std::fs::read_to_string(p).ok())
+        .find_map(|t| reverse_in(&t));
     Params {
         server,
+        reverse,
         link: found
             .first()
             .and_then(|(_, o)| o.link.clone())
@@ -145,13 +162,17 @@ pub fn orphans(root: &Path) -> Vec<(PathBuf, Owned)> {
 pub fn stale_temps(root: &Path) -> Vec<PathBuf> {
     let target = macos::path_for(ZONE);
     let prefix = temp_prefix(Path::new(&target));
+    // The reverse zone's file, whichever /24 it was for: `.<C.B.A.in-addr.arpa>.pigsty-dns-tmp.…`.
+    let tail = temp_prefix(Path::new(".in-addr.arpa"));
+    let tail = tail.trim_start_matches('.');
+    let is_temp = |n: &str| n.starts_with(&prefix) || (n.starts_with('.') && n.contains(tail));
     let mut found = Vec::new();
     for dir in [macos::DIR, macos::TEMP_DIR] {
         let Ok(rd) = std::fs::read_dir(files::under(root, dir)) else {
             continue;
         };
         for e in rd.flatten() {
-            let ours = e.file_name().to_string_lossy().starts_with(&prefix)
+            let ours = is_temp(&e.file_name().to_string_lossy())
                 && std::fs::read_to_string(e.path()).is_ok_and(|t| t.starts_with(files::MARKER));
             if ours {
                 found.push(e.path());
@@ -182,6 +203,23 @@ mod tests {
             );
         }
         assert_eq!(server_in("[NetDev]\nName=pigsty-dns0\n"), None);
+    }
+
+    #[test]
+    fn every_adapter_names_its_reverse_zone() {
+        for body in [
+            "domain 10.10.10.in-addr.arpa\nnameserver 127.0.0.1\nport 5399\n",
+            "[Delegate]\nDNS=127.0.0.1:5399\nDomains=~pigsty.test ~10.10.10.in-addr.arpa\n",
+            "server=/pigsty.test/127.0.0.1#5399\nserver=/10.10.10.in-addr.arpa/127.0.0.1#5399\n",
+            "ExecStart=/usr/bin/resolvectl domain pigsty-dns0 ~pigsty.test ~10.10.10.in-addr.arpa\n",
+        ] {
+            assert_eq!(
+                reverse_in(&files::wrap("x", None, body)).as_deref(),
+                Some("10.10.10.in-addr.arpa"),
+                "{body}"
+            );
+        }
+        assert_eq!(reverse_in("[Delegate]\nDomains=~pigsty.test\n"), None);
     }
 
     #[test]

@@ -67,6 +67,10 @@ pub struct Journal {
     pub state: State,
     pub adapter: AdapterName,
     pub zone: String,
+    /// The reverse zone routed beside `zone` (from the live generation's /24 at install time). Absent
+    /// in journals written before reverse zones were routed, and when there was no generation yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_zone: Option<String>,
     pub server: String,
     /// resolved-link only, like the three after it.
     pub variant: Option<Variant>,

@@ -6,10 +6,11 @@
 //! `detect` (facts about the host), `adapter` (one file per way of routing, and their vocabulary),
 //! `plan` (choosing an adapter, the full plan), `files` (the ownership marker and how files are
 //! written), `journal` (what an install wrote), `installed` (what is in place, journal or not),
-//! `verify` (checks through the native resolver path), `dnsinfo` (macOS: `scutil --dns` and
+//! `live` (the reverse zone and canonical names of the daemon's live generation), `verify` (checks
+//! through the native resolver path), `dnsinfo` (macOS: `scutil --dns` and
 //! `/etc/resolver` as configd and mDNSResponder read them, and the other resolvers that claim the
 //! zone), and one file per command. Route talks to the daemon only over DNS and through its status
-//! file.
+//! file, and reads (never writes) its stored generations.
 
 pub mod adapter;
 pub mod cli;
@@ -20,6 +21,7 @@ pub mod files;
 pub mod install;
 pub mod installed;
 pub mod journal;
+pub mod live;
 pub mod plan;
 pub mod status;
 pub mod uninstall;
@@ -58,6 +60,15 @@ pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
         None if facts.os == Os::Macos && checks.is_some() => context::default_status_file(),
         None => None,
     };
+    let facts_os = facts.os;
+    // The daemon the route points at: install's --server, else the installed route's.
+    let route_server = match cmd {
+        RouteCommand::Install { server, .. } => Some(*server),
+        _ => journal::read(&context::journal_dir(place, facts.os))
+            .ok()
+            .flatten()
+            .and_then(|j| j.server.parse().ok()),
+    };
     let mut ctx = Ctx {
         root: place.root.clone(),
         journal_dir: context::journal_dir(place, facts.os),
@@ -71,6 +82,14 @@ pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
         status_wait: Duration::from_millis(4500),
         check_name: checks.and_then(|c| c.check_name.clone()),
         status_file,
+        state_dir: match (checks, route_server) {
+            (Some(c), Some(server)) => c
+                .state_dir
+                .clone()
+                .or_else(|| context::default_state_dir(facts_os, server)),
+            (Some(c), None) => c.state_dir.clone(),
+            (None, _) => None,
+        },
         out: Vec::new(),
     };
     let res = match cmd {

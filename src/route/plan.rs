@@ -34,6 +34,8 @@ pub struct Plan {
     pub adapter: AdapterName,
     pub reason: String,
     pub zone: String,
+    /// The reverse zone routed beside `zone`: the live generation's /24 (`None`: only `zone`).
+    pub reverse_zone: Option<String>,
     pub server: SocketAddr,
     pub variant: Option<Variant>,
     pub link: Option<String>,
@@ -42,6 +44,9 @@ pub struct Plan {
     pub root: String,
     pub journal: String,
     pub files: Vec<PlannedFile>,
+    /// Files the previous install wrote that this one no longer needs (a reverse zone that moved);
+    /// removed if still as written.
+    pub remove: Vec<String>,
     pub apply: Vec<Step>,
     pub enable: Vec<Step>,
     pub flush: Vec<Step>,
@@ -208,9 +213,11 @@ fn valid_link_name(s: &str) -> bool {
 }
 
 /// Builds the plan (read-only: reads files under `root`, runs `ip -o addr show` for the address check).
+/// `reverse` is the live generation's reverse zone, routed beside the zone.
 pub fn build(
     f: &Facts,
     req: &Request,
+    reverse: Option<String>,
     root: &Path,
     journal_path: &Path,
     runner: &mut dyn Runner,
@@ -280,6 +287,7 @@ pub fn build(
     };
     let params = Params {
         zone: req.zone.as_str().to_string(),
+        reverse,
         server: req.server,
         link: req.link.clone(),
         address,
@@ -331,8 +339,13 @@ pub fn build(
             temp_dir: temp_dir.as_ref().map(|d| d.display().to_string()),
         });
     }
+    // The reverse zone is never shared either: a second resolver for it would split its answers.
     let claimants = if adapter == AdapterName::MacosResolver {
-        dnsinfo::claimants(root, runner, &params.zone)
+        params
+            .zones()
+            .iter()
+            .flat_map(|z| dnsinfo::claimants(root, runner, z))
+            .collect()
     } else {
         vec![]
     };
@@ -348,6 +361,7 @@ pub fn build(
         adapter,
         reason,
         zone: params.zone.clone(),
+        reverse_zone: params.reverse.clone(),
         server: req.server,
         variant: is_link.then_some(variant),
         link: is_link.then(|| params.link.clone()),
@@ -356,6 +370,7 @@ pub fn build(
         root: root.display().to_string(),
         journal: journal_path.display().to_string(),
         files: planned,
+        remove: vec![],
         apply: render.apply.clone(),
         enable: if f.systemd_booted {
             render.enable.clone()
@@ -371,6 +386,14 @@ pub fn build(
     })
 }
 
+/// The zone, and its reverse zone when the route carries one: "pigsty.test (or 10.10.10.in-addr.arpa)".
+pub fn zones_shown(p: &Plan) -> String {
+    match &p.reverse_zone {
+        Some(r) => format!("{} (or {r})", p.zone),
+        None => p.zone.clone(),
+    }
+}
+
 /// The plan as text: every file in full with its sha256, every command.
 pub fn text(p: &Plan) -> String {
     let mut s = String::new();
@@ -379,7 +402,13 @@ pub fn text(p: &Plan) -> String {
         p.adapter.as_str(),
         p.reason
     ));
-    s.push_str(&format!("  zone {} -> server {}\n", p.zone, p.server));
+    match &p.reverse_zone {
+        Some(r) => s.push_str(&format!(
+            "  zone {} and reverse zone {r} -> server {}\n",
+            p.zone, p.server
+        )),
+        None => s.push_str(&format!("  zone {} -> server {}\n", p.zone, p.server)),
+    }
     if let (Some(l), Some(a), Some(k), Some(v)) = (&p.link, &p.link_address, p.link_kind, p.variant)
     {
         s.push_str(&format!(
@@ -397,7 +426,8 @@ pub fn text(p: &Plan) -> String {
     for c in &p.claimants {
         s.push_str(&format!(
             "CONFLICT: another resolver claims {}: {} (install refuses while it does)\n",
-            p.zone, c.what
+            zones_shown(p),
+            c.what
         ));
     }
     for f in &p.files {
@@ -417,6 +447,11 @@ pub fn text(p: &Plan) -> String {
         for line in f.content.lines() {
             s.push_str(&format!("  | {line}\n"));
         }
+    }
+    for r in &p.remove {
+        s.push_str(&format!(
+            "remove {r} (the previous install's; no longer routed) if it is still as written\n"
+        ));
     }
     for (title, steps) in [
         ("apply now", &p.apply),

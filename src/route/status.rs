@@ -11,7 +11,8 @@ use super::adapter::{AdapterName, macos};
 use super::context::Ctx;
 use super::dnsinfo;
 use super::installed::{orphans, params_from};
-use super::journal::{self, State};
+use super::journal::{self, Journal, State};
+use super::live::{self, Live, NoLive};
 use super::plan;
 use super::verify;
 use crate::defaults::{MACOS_MDNS_WHY, MDNS_PORT, ZONE, with_suggested_port};
@@ -128,6 +129,95 @@ fn claimants_item(ctx: &mut Ctx<'_>, zone: &str) -> Item {
     }
 }
 
+/// The one command that re-routes what the journal records, with the reverse zone of the live
+/// generation: install is idempotent, so it rewrites the files in place.
+pub fn reinstall_command(j: &Journal, state_dir: Option<&std::path::Path>) -> String {
+    let mut c = format!(
+        "sudo pigsty-dns route install --adapter {} --server {}",
+        j.adapter, j.server
+    );
+    if j.zone != ZONE {
+        c.push_str(&format!(" --zone {}", j.zone));
+    }
+    if let Some(v) = j.variant {
+        c.push_str(&format!(" --link-variant {}", v.as_str()));
+    }
+    if let Some(l) = &j.link {
+        c.push_str(&format!(" --link {l}"));
+    }
+    if let Some(a) = &j.link_address {
+        c.push_str(&format!(" --link-address {a}"));
+    }
+    if let Some(k) = j.link_kind {
+        c.push_str(&format!(" --link-kind {}", k.as_str()));
+    }
+    if j.root != "/" {
+        c.push_str(&format!(" --root {}", j.root));
+    }
+    if let Some(d) = state_dir {
+        c.push_str(&format!(" --state-dir {}", d.display()));
+    }
+    c.push_str(" --yes");
+    c
+}
+
+/// Does the routed reverse zone still match the live generation's /24?
+fn reverse_item(ctx: &Ctx<'_>, j: &Journal) -> (Item, Option<Live>) {
+    let routed = j.reverse_zone.as_deref();
+    match live::for_zone(ctx.state_dir.as_deref(), &j.zone) {
+        Ok(l) => {
+            let it = match live::compare(routed, l.reverse.as_deref(), &j.zone) {
+                Ok(()) => item(
+                    "reverse zone",
+                    true,
+                    format!(
+                        "routes {}, the /24 of the live generation (serial {})",
+                        routed.unwrap_or("-"),
+                        l.serial
+                    ),
+                    "none",
+                ),
+                Err(why) => item(
+                    "reverse zone",
+                    false,
+                    format!("drift: {why}"),
+                    reinstall_command(j, Some(&l.state_dir)),
+                ),
+            };
+            (it, Some(l))
+        }
+        // The state dir is known and has no addresses: a routed reverse zone is drift.
+        Err(NoLive::Empty(d)) if routed.is_some() => (
+            item(
+                "reverse zone",
+                false,
+                format!(
+                    "drift: the route carries {}, but {} has no generation with addresses",
+                    routed.unwrap_or_default(),
+                    d.display()
+                ),
+                reinstall_command(j, Some(&d)),
+            ),
+            None,
+        ),
+        Err(no) => (
+            item(
+                "reverse zone",
+                true,
+                match routed {
+                    Some(r) => format!(
+                        "routes {r}; not compared with the live generation ({})",
+                        no.note(&j.zone)
+                    ),
+                    None => format!("routes no reverse zone ({})", no.note(&j.zone)),
+                },
+                "none",
+            ),
+            None,
+        ),
+    }
+}
+
 pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
     let mut v = Vec::new();
     let detected = plan::choose(&ctx.facts);
@@ -186,7 +276,16 @@ pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
     v.push(item(
         "adapter",
         true,
-        format!("{} routes {} to {}", j.adapter, j.zone, j.server),
+        format!(
+            "{} routes {}{} to {}",
+            j.adapter,
+            j.zone,
+            j.reverse_zone
+                .as_deref()
+                .map(|r| format!(" and {r}"))
+                .unwrap_or_default(),
+            j.server
+        ),
         "none",
     ));
     v.push(item(
@@ -228,6 +327,8 @@ pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
             "pigsty-dns route uninstall, then install again",
         )
     });
+    let (rev, live) = reverse_item(ctx, &j);
+    v.push(rev);
     let p = params_from(&j, &ctx.facts);
     let a = j.adapter;
     let hint = hints(a, &p.zone);
@@ -253,7 +354,7 @@ pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
                 ),
                 "none",
             ));
-            let checks = verify::after_apply(ctx, a, &p, s);
+            let checks = verify::after_apply(ctx, a, &p, s, live.as_ref());
             for c in checks.into_iter().skip(1) {
                 v.push(item(
                     &format!("lookup: {}", c.check),

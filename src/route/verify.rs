@@ -1,5 +1,6 @@
-//! Verification through the native path: the scope resolved (or configd) reports, lookups through
-//! resolved and NSS (macOS: mDNSResponder, through `dscacheutil`), and the daemon's counters — a fresh
+//! Verification through the native path: the scope resolved (or configd) reports for each routed
+//! zone, lookups through resolved and NSS (macOS: mDNSResponder, through `dscacheutil`) — forward of a
+//! served name, reverse of its address to its canonical name — and the daemon's counters: a fresh
 //! name under the zone must reach it (macOS, always), an unrelated name never.
 
 use std::net::Ipv4Addr;
@@ -12,6 +13,7 @@ use super::adapter::delegate::DELEGATE_ID;
 use super::adapter::{AdapterName, Params, macos};
 use super::context::Ctx;
 use super::dnsinfo;
+use super::live::Live;
 use crate::status_file::{self, CountersSnapshot, Status};
 use crate::sys::argv;
 
@@ -50,7 +52,9 @@ pub fn scope(
     wait: Duration,
 ) -> Result<String, String> {
     let server = p.server.to_string();
-    let domain = format!("~{}", p.zone);
+    let domains = p.routing_domains();
+    let domain = domains.join(" ");
+    let missing = |t: &str| domains.iter().find(|d| !t.contains(d.as_str())).cloned();
     match adapter {
         AdapterName::ResolvedLink => poll(wait, || {
             let out = ctx
@@ -73,9 +77,9 @@ pub fn scope(
                     p.link
                 ));
             }
-            if !t.contains(&server) || !t.contains(&domain) {
+            if !t.contains(&server) || missing(t).is_some() {
                 return Err(format!(
-                    "link {} does not carry DNS {server} and domain {domain}",
+                    "link {} does not carry DNS {server} and domain(s) {domain}",
                     p.link
                 ));
             }
@@ -90,9 +94,12 @@ pub fn scope(
                 .run(&argv(&["resolvectl", "--no-pager", "status"]));
             let header = format!("Delegate {DELEGATE_ID}");
             match status_section(&out.stdout, &header) {
-                Some(rest) if rest.contains(&server) => {
-                    Ok(format!("resolvectl status lists {header} with {server}"))
-                }
+                Some(rest) if rest.contains(&server) => match missing(rest) {
+                    None => Ok(format!(
+                        "resolvectl status lists {header} with {server}, {domain}"
+                    )),
+                    Some(d) => Err(format!("{header} does not list the domain {d}")),
+                },
                 Some(_) => Err(format!("{header} does not list {server}")),
                 None => Err(format!(
                     "resolvectl status lists no {header}: resolved has not read the delegate file"
@@ -106,16 +113,24 @@ pub fn scope(
             if !out.ok() {
                 return Err(format!("scutil --dns: {}", out.summary()));
             }
-            dnsinfo::route_block(&dnsinfo::parse(&out.stdout), &p.zone, p.server)
+            let resolvers = dnsinfo::parse(&out.stdout);
+            let blocks = p
+                .zones()
+                .iter()
+                .map(|z| dnsinfo::route_block(&resolvers, z, p.server))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(blocks.join("; "))
         }),
         AdapterName::ResolvedGlobal => {
             let out = ctx
                 .runner
                 .run(&argv(&["resolvectl", "--no-pager", "status"]));
-            if out.stdout.contains(&server) {
-                Ok(format!("resolvectl status lists {server}"))
-            } else {
-                Err(format!("resolvectl status does not list {server}"))
+            match missing(&out.stdout) {
+                _ if !out.stdout.contains(&server) => {
+                    Err(format!("resolvectl status does not list {server}"))
+                }
+                Some(d) => Err(format!("resolvectl status does not list the domain {d}")),
+                None => Ok(format!("resolvectl status lists {server}, {domain}")),
             }
         }
         AdapterName::NmDnsmasq => {
@@ -165,12 +180,15 @@ fn first_word_after_colon(out: &str) -> Option<String> {
     rest.split_whitespace().next().map(str::to_string)
 }
 
-/// Lookups of a served name through the native path, compared with the daemon's own answer.
+/// Lookups of a served name through the native path, compared with the daemon's own answer; with a
+/// reverse zone routed, the reverse lookups of its address, compared with the live generation's
+/// canonical name for it.
 fn name_checks(
     ctx: &mut Ctx<'_>,
     adapter: AdapterName,
     p: &Params,
     name: &str,
+    live: Option<&Live>,
     wait: Duration,
 ) -> Vec<Check> {
     let mut v = Vec::new();
@@ -244,6 +262,101 @@ fn name_checks(
             Ok(d) => check("getent ahostsv4", true, d),
             Err(e) => check("getent ahostsv4", false, e),
         });
+    }
+    if let Some(rev) = &p.reverse {
+        let [a, b, c, _] = want.octets();
+        if *rev == format!("{c}.{b}.{a}.in-addr.arpa") {
+            v.extend(reverse_checks(ctx, adapter, want, live, wait));
+        } else {
+            // The live records moved away from the routed /24: that is the reverse zone's drift.
+            v.push(check(
+                "canonical name",
+                false,
+                format!("not checked: {want} is outside the routed reverse zone {rev}"),
+            ));
+        }
+    }
+    v
+}
+
+/// The name a reverse lookup printed, compared without case and trailing dot.
+fn same_name(got: &str, want: &str) -> bool {
+    got.trim_end_matches('.').eq_ignore_ascii_case(want)
+}
+
+/// The reverse lookups of `addr` through the native path: resolved and NSS (`getent hosts`) on
+/// Linux, mDNSResponder (`dscacheutil -a ip_address`) on macOS; each must return its canonical name.
+fn reverse_checks(
+    ctx: &mut Ctx<'_>,
+    adapter: AdapterName,
+    addr: Ipv4Addr,
+    live: Option<&Live>,
+    wait: Duration,
+) -> Vec<Check> {
+    let a = addr.to_string();
+    // A generation sealed before reverse zones carries no PTRs: nothing to compare with (the
+    // reverse zone is still routed, so its lookups stay on this host).
+    if let Some(l) = live.filter(|l| l.ptr.is_empty()) {
+        return vec![check(
+            "canonical name",
+            true,
+            format!(
+                "not checked: the live generation (serial {}) has no PTRs (sealed before reverse zones); load the records again to get them",
+                l.serial
+            ),
+        )];
+    }
+    let Some(want) = live.and_then(|l| l.canonical(addr)).map(str::to_string) else {
+        return vec![check(
+            "canonical name",
+            false,
+            format!("the live generation has no PTR for {a}, so reverse lookups cannot be checked"),
+        )];
+    };
+    let mut v = Vec::new();
+    let mut run =
+        |ctx: &mut Ctx<'_>, label: &str, words: &[&str], pick: fn(&str) -> Option<String>| {
+            let shown = words.join(" ");
+            let r = poll(wait, || {
+                let out = ctx.runner.run(&argv(words));
+                match pick(&out.stdout) {
+                    Some(n) if out.ok() && same_name(&n, &want) => Ok(format!("{shown}: {n}")),
+                    _ => Err(format!("{shown}: {} (want {want})", out.summary())),
+                }
+            });
+            v.push(match r {
+                Ok(d) => check(label, true, d),
+                Err(e) => check(label, false, e),
+            });
+        };
+    if uses_resolved(adapter) {
+        // "10.10.10.10: meta.pigsty.test                  -- link: pigsty-dns0"
+        run(
+            ctx,
+            "resolvectl query (reverse)",
+            &["resolvectl", "--cache=no", "query", &a],
+            first_word_after_colon,
+        );
+    }
+    if adapter == AdapterName::MacosResolver {
+        run(
+            ctx,
+            "dscacheutil (reverse)",
+            &[macos::DSCACHEUTIL, "-q", "host", "-a", "ip_address", &a],
+            |out| {
+                out.lines()
+                    .find_map(|l| l.trim().strip_prefix("name: "))
+                    .map(str::to_string)
+            },
+        );
+    } else {
+        // "10.10.10.10     meta.pigsty.test": the canonical name first, aliases after.
+        run(
+            ctx,
+            "getent hosts (reverse)",
+            &["getent", "hosts", &a],
+            |out| out.split_whitespace().nth(1).map(str::to_string),
+        );
     }
     v
 }
@@ -404,8 +517,15 @@ fn refused_unchanged(ctx: &mut Ctx<'_>, adapter: AdapterName, status_file: &Path
     }
 }
 
-/// Every check after apply. `serial` is what the preflight saw.
-pub fn after_apply(ctx: &mut Ctx<'_>, adapter: AdapterName, p: &Params, serial: u32) -> Vec<Check> {
+/// Every check after apply. `serial` is what the preflight saw; `live` gives the canonical names the
+/// reverse lookups must return.
+pub fn after_apply(
+    ctx: &mut Ctx<'_>,
+    adapter: AdapterName,
+    p: &Params,
+    serial: u32,
+    live: Option<&Live>,
+) -> Vec<Check> {
     let wait = ctx.settle;
     let mut v = vec![match scope(ctx, adapter, p, wait) {
         Ok(d) => check("scope", true, d),
@@ -428,7 +548,7 @@ pub fn after_apply(ctx: &mut Ctx<'_>, adapter: AdapterName, p: &Params, serial: 
         });
     }
     if let Some(name) = ctx.check_name.clone() {
-        v.extend(name_checks(ctx, adapter, p, &name, wait));
+        v.extend(name_checks(ctx, adapter, p, &name, live, wait));
     }
     if let Some(sf) = ctx.status_file.clone() {
         v.push(refused_unchanged(ctx, adapter, &sf));
@@ -446,9 +566,23 @@ pub fn gone(ctx: &mut Ctx<'_>, adapter: AdapterName, p: &Params) -> Check {
         );
     }
     let wait = ctx.settle;
-    let r = poll(wait, || match scope(ctx, adapter, p, Duration::ZERO) {
-        Ok(d) => Err(format!("still present: {d}")),
-        Err(_) => Ok(()),
+    // Each zone on its own: the reverse zone's route must be gone too.
+    let each: Vec<Params> = p
+        .zones()
+        .iter()
+        .map(|z| Params {
+            zone: z.to_string(),
+            reverse: None,
+            ..p.clone()
+        })
+        .collect();
+    let r = poll(wait, || {
+        for q in &each {
+            if let Ok(d) = scope(ctx, adapter, q, Duration::ZERO) {
+                return Err(format!("still present: {d}"));
+            }
+        }
+        Ok(())
     });
     match r {
         Ok(()) => check(

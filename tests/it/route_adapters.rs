@@ -56,20 +56,36 @@ fn lookup(_: SocketAddr, _: &str) -> Result<Option<Ipv4Addr>, String> {
     Ok(Some(Ipv4Addr::new(10, 10, 10, 10)))
 }
 
-const LINK_STATUS: &str = "Link 3 (pigsty-dns0)\nCurrent Scopes: DNS\n     Protocols: -DefaultRoute -LLMNR -mDNS\n   DNS Servers: 127.0.0.1:5354\n    DNS Domain: ~pigsty.test\n";
+const LINK_STATUS: &str = "Link 3 (pigsty-dns0)\nCurrent Scopes: DNS\n     Protocols: -DefaultRoute -LLMNR -mDNS\n   DNS Servers: 127.0.0.1:5354\n    DNS Domain: ~10.10.10.in-addr.arpa ~pigsty.test\n";
+/// A link that carries the zone but not its reverse zone (a route installed before reverse zones).
+const LINK_STATUS_FORWARD_ONLY: &str = "Link 3 (pigsty-dns0)\nCurrent Scopes: DNS\n     Protocols: -DefaultRoute -LLMNR -mDNS\n   DNS Servers: 127.0.0.1:5354\n    DNS Domain: ~pigsty.test\n";
 const LINK_NO_SCOPE: &str = "Link 3 (pigsty-dns0)\nCurrent Scopes: none\n     Protocols: -DefaultRoute\n   DNS Servers: 127.0.0.1:5354\n    DNS Domain: ~pigsty.test\n";
+const DELEGATE_STATUS: &str = "Global\nDelegate pigsty-dns\n  DNS Servers: 127.0.0.1:5354\n   DNS Domain: ~pigsty.test ~10.10.10.in-addr.arpa\n";
 const SOA: &str = "pigsty.test IN SOA localhost hostmaster.pigsty.test 7 3600 900 604800 5\n";
 
 /// A runner where every command succeeds and resolved shows a healthy route.
 fn healthy() -> ScriptedRunner {
+    showing(LINK_STATUS)
+}
+
+/// `healthy`, with the link's `resolvectl status` as given.
+fn showing(link_status: &str) -> ScriptedRunner {
+    answering(&[], link_status)
+}
+
+/// `showing`, with the commands in `first` answered as given (first match wins).
+fn answering(first: &[(&str, &str)], link_status: &str) -> ScriptedRunner {
     let mut r = ScriptedRunner::new();
+    for (cmd, out) in first {
+        r.always(cmd, Output::ok_with(out));
+    }
     r.always(
         "resolvectl --no-pager status pigsty-dns0",
-        Output::ok_with(LINK_STATUS),
+        Output::ok_with(link_status),
     )
     .always(
         "resolvectl --no-pager status",
-        Output::ok_with("Global\nDelegate pigsty-dns\n  DNS Servers: 127.0.0.1:5354\n"),
+        Output::ok_with(DELEGATE_STATUS),
     )
     .always("resolvectl --cache=no query -t SOA", Output::ok_with(SOA))
     .always(
@@ -79,6 +95,14 @@ fn healthy() -> ScriptedRunner {
     .always(
         "getent ahostsv4",
         Output::ok_with("10.10.10.10     STREAM meta.pigsty.test\n"),
+    )
+    .always(
+        "resolvectl --cache=no query 10.10.10.10",
+        Output::ok_with("10.10.10.10: meta.pigsty.test            -- link: pigsty-dns0\n"),
+    )
+    .always(
+        "getent hosts 10.10.10.10",
+        Output::ok_with("10.10.10.10     meta.pigsty.test\n"),
     )
     .always(
         "ip -o -4 addr show",
@@ -93,9 +117,39 @@ struct T {
     runner: ScriptedRunner,
     facts: Facts,
     preflight: fn(SocketAddr, &Zone) -> Result<u32, String>,
+    lookup: fn(SocketAddr, &str) -> Result<Option<Ipv4Addr>, String>,
     terminal: Option<bool>,
     check_name: Option<String>,
+    /// The daemon's state dir (outside the root), when the test gives one.
+    state: tempfile::TempDir,
+    state_dir: Option<std::path::PathBuf>,
 }
+
+/// Stores a generation of `yaml`'s records in `dir`, through the store (as `load` does).
+pub fn store_generation(dir: &Path, yaml: &str) {
+    let inv = pigsty_dns::inventory::parse(yaml).unwrap();
+    let zone = Zone::parse("pigsty.test").unwrap();
+    let set = pigsty_dns::records::RecordSet::build(&inv, &zone).unwrap();
+    // The canonical-name rule picks the node name: what the reverse lookups must return.
+    assert!(!set.ptr.is_empty(), "{:?}", set.ptr);
+    let st = pigsty_dns::store::StateDir::open(dir, true).unwrap();
+    st.commit(
+        &set,
+        60,
+        5,
+        pigsty_dns::generation::Input {
+            path: "/test/host-names.yml".into(),
+            sha256: pigsty_dns::digest::sha256_hex(yaml.as_bytes()),
+        },
+        false,
+    )
+    .unwrap();
+}
+
+/// The records of the README's sample: meta.pigsty.test at 10.10.10.10.
+pub const META_10: &str = "all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n";
+/// The same host moved to another /24.
+pub const META_12: &str = "all:\n  hosts:\n    10.10.12.10: { nodename: meta }\n";
 
 impl T {
     fn new(f: Facts) -> T {
@@ -104,9 +158,23 @@ impl T {
             runner: healthy(),
             facts: f,
             preflight: ok_preflight,
+            lookup,
             terminal: None,
             check_name: Some("meta.pigsty.test".into()),
+            state: tempfile::tempdir().unwrap(),
+            state_dir: None,
         }
+    }
+    /// Gives the commands the daemon's state dir, with a generation of `yaml` in it.
+    fn with_generation(mut self, yaml: &str) -> T {
+        let d = self.state.path().join("state");
+        store_generation(&d, yaml);
+        self.state_dir = Some(d);
+        self
+    }
+    fn status(&mut self) -> String {
+        self.ctx_do(|c| route::status(c).map(|r| r.render(false)))
+            .unwrap()
     }
     fn root(&self) -> &Path {
         self.root.path()
@@ -123,7 +191,7 @@ impl T {
             runner: &mut self.runner,
             facts: self.facts.clone(),
             preflight: &self.preflight,
-            lookup_a: &lookup,
+            lookup_a: &self.lookup,
             confirm: if answer.is_some() {
                 Some(&mut ask)
             } else {
@@ -133,6 +201,7 @@ impl T {
             status_wait: Duration::ZERO,
             check_name: self.check_name.clone(),
             status_file: None,
+            state_dir: self.state_dir.clone(),
             out: vec![],
         };
         f(&mut ctx)
@@ -795,4 +864,389 @@ fn journal_dir_default_is_its_own_root_owned_place() {
         "/Library/Application Support/pigsty-dns-route"
     );
     let _ = LinkKind::Dummy;
+}
+
+// ---------------------------------------------------------------- the reverse zone
+
+/// Installs `adapter` against a state dir whose live generation is META_10 and returns the file.
+fn install_with_reverse(adapter: AdapterName, variant: Option<Variant>, path: &str) -> (T, String) {
+    let mut t = T::new(facts("systemd 262 (262.1-1)")).with_generation(META_10);
+    if adapter == AdapterName::NmDnsmasq {
+        t.facts.nm_dns_mode = Some("dnsmasq".into());
+    }
+    let out = t
+        .install(&req(Some(adapter), variant), false, true)
+        .unwrap();
+    assert!(
+        out.starts_with(&format!(
+            "installed: {adapter} routes pigsty.test and 10.10.10.in-addr.arpa to {SERVER}"
+        )),
+        "{out}"
+    );
+    let j = journal::read(&t.jdir()).unwrap().unwrap();
+    assert_eq!(j.reverse_zone.as_deref(), Some("10.10.10.in-addr.arpa"));
+    let content = t
+        .file(path)
+        .unwrap_or_else(|| panic!("{path}: {:?}", t.tree()));
+    (t, content)
+}
+
+#[test]
+fn every_linux_adapter_routes_the_reverse_zone_beside_the_zone() {
+    let both = "Domains=~pigsty.test ~10.10.10.in-addr.arpa\n";
+    let (_, c) = install_with_reverse(
+        AdapterName::ResolvedDelegate,
+        None,
+        "/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate",
+    );
+    assert!(c.contains(both), "{c}");
+    let (_, c) = install_with_reverse(
+        AdapterName::ResolvedGlobal,
+        None,
+        "/etc/systemd/resolved.conf.d/pigsty-dns.conf",
+    );
+    assert!(c.contains(both), "{c}");
+    let (_, c) = install_with_reverse(
+        AdapterName::ResolvedLink,
+        Some(Variant::Networkd),
+        "/etc/systemd/network/50-pigsty-dns0.network",
+    );
+    assert!(c.contains(both), "{c}");
+    let (t, c) = install_with_reverse(
+        AdapterName::ResolvedLink,
+        Some(Variant::Runtime),
+        "/etc/systemd/system/pigsty-dns-route.service",
+    );
+    let domain = "resolvectl domain pigsty-dns0 ~pigsty.test ~10.10.10.in-addr.arpa";
+    assert!(c.contains(&format!("ExecStart=/usr/bin/{domain}\n")), "{c}");
+    assert!(
+        t.runner.lines().iter().any(|l| l == domain),
+        "{:?}",
+        t.runner.lines()
+    );
+    let (_, c) = install_with_reverse(
+        AdapterName::NmDnsmasq,
+        None,
+        "/etc/NetworkManager/dnsmasq.d/pigsty-dns.conf",
+    );
+    assert!(
+        c.ends_with(
+            "server=/pigsty.test/127.0.0.1#5354\nserver=/10.10.10.in-addr.arpa/127.0.0.1#5354\n"
+        ),
+        "{c}"
+    );
+}
+
+#[test]
+fn install_verifies_the_reverse_lookups_through_resolved_and_nss() {
+    let (t, _) = install_with_reverse(
+        AdapterName::ResolvedDelegate,
+        None,
+        "/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate",
+    );
+    let lines = t.runner.lines();
+    for want in [
+        "resolvectl --cache=no query 10.10.10.10",
+        "getent hosts 10.10.10.10",
+    ] {
+        assert!(lines.iter().any(|l| l == want), "{want}: {lines:?}");
+    }
+    // A reverse answer other than the canonical name fails the install, which is undone.
+    let mut t = T::new(facts("systemd 262 (262.1-1)")).with_generation(META_10);
+    t.runner = answering(
+        &[(
+            "getent hosts 10.10.10.10",
+            "10.10.10.10     pg-meta.pigsty.test\n",
+        )],
+        LINK_STATUS,
+    );
+    let e = t
+        .install(&req(Some(AdapterName::ResolvedDelegate), None), false, true)
+        .unwrap_err();
+    assert!(
+        e.message
+            .contains("getent hosts (reverse): getent hosts 10.10.10.10")
+            && e.message.contains("want meta.pigsty.test"),
+        "{}",
+        e.message
+    );
+    assert!(t.tree().is_empty(), "undone: {:?}", t.tree());
+}
+
+#[test]
+fn without_a_generation_only_the_zone_is_routed_and_the_plan_says_so() {
+    // A state dir with nothing loaded yet (the empty zone).
+    let mut t = T::new(facts("systemd 262 (262.1-1)"));
+    let d = t.state.path().join("state");
+    std::fs::create_dir(&d).unwrap();
+    t.state_dir = Some(d);
+    let plan = t.install(&req(None, None), true, false).unwrap();
+    assert!(plan.contains("  zone pigsty.test -> server"), "{plan}");
+    assert!(
+        plan.contains("note: routing only pigsty.test: no generation with addresses")
+            && plan.contains("run route install again after the first load"),
+        "{plan}"
+    );
+    let out = t.install(&req(None, None), false, true).unwrap();
+    assert!(out.contains("note: routing only pigsty.test"), "{out}");
+    let c = t
+        .file("/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate")
+        .unwrap();
+    assert!(c.contains("Domains=~pigsty.test\n"), "{c}");
+    assert_eq!(
+        journal::read(&t.jdir()).unwrap().unwrap().reverse_zone,
+        None
+    );
+    // No state dir at all: the same, and the note names --state-dir.
+    let mut t = T::new(facts("systemd 262 (262.1-1)"));
+    let plan = t.install(&req(None, None), true, false).unwrap();
+    assert!(plan.contains("give --state-dir DIR"), "{plan}");
+}
+
+#[test]
+fn a_moved_24_is_drift_and_install_re_routes_it() {
+    let mut t = T::new(facts("systemd 252 (252.39-1)")).with_generation(META_10);
+    let r = req(None, Some(Variant::Runtime));
+    t.install(&r, false, true).unwrap();
+    let text = t.status();
+    assert!(
+        text.contains(
+            "ok   reverse zone: routes 10.10.10.in-addr.arpa, the /24 of the live generation"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("FAIL"), "{text}");
+    // A later generation moves to 10.10.12.0/24.
+    store_generation(t.state_dir.as_ref().unwrap(), META_12);
+    let text = t.status();
+    let sd = t.state_dir.clone().unwrap();
+    let fix = format!(
+        "sudo pigsty-dns route install --adapter resolved-link --server {SERVER} --link-variant runtime \
+         --link pigsty-dns0 --link-address 198.18.53.53/32 --link-kind dummy --root {} --state-dir {} --yes",
+        t.root().display(),
+        sd.display()
+    );
+    assert!(
+        text.contains(
+            "FAIL reverse zone: drift: the route carries 10.10.10.in-addr.arpa, but the live generation's addresses moved to 12.10.10.in-addr.arpa"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(&format!("next: {fix}")), "{text}");
+    // The daemon serves the moved records: the reverse lookup of the check name's address is not
+    // made through a route that does not carry its /24, and fails as the drift it is.
+    t.lookup = |_, _| Ok(Some(Ipv4Addr::new(10, 10, 12, 10)));
+    let text = t.status();
+    assert!(
+        text.contains("FAIL lookup: canonical name: not checked: 10.10.12.10 is outside the routed reverse zone 10.10.10.in-addr.arpa"),
+        "{text}"
+    );
+    // That command (install again) re-routes: the unit and the live domains carry the new /24.
+    let moved = "Link 3 (pigsty-dns0)\nCurrent Scopes: DNS\n     Protocols: -DefaultRoute\n   DNS Servers: 127.0.0.1:5354\n    DNS Domain: ~pigsty.test ~12.10.10.in-addr.arpa\n";
+    t.runner = showing(moved);
+    // (The scripted daemon answers meta at 10.10.10.10 only: no name checks against the moved set.)
+    t.check_name = None;
+    let out = t.install(&r, false, true).unwrap();
+    assert!(out.contains("and 12.10.10.in-addr.arpa"), "{out}");
+    let unit = t
+        .file("/etc/systemd/system/pigsty-dns-route.service")
+        .unwrap();
+    assert!(
+        unit.contains("domain pigsty-dns0 ~pigsty.test ~12.10.10.in-addr.arpa\n")
+            && !unit.contains("10.10.10.in-addr.arpa"),
+        "{unit}"
+    );
+    assert!(
+        t.runner
+            .lines()
+            .iter()
+            .any(|l| l == "resolvectl domain pigsty-dns0 ~pigsty.test ~12.10.10.in-addr.arpa"),
+        "{:?}",
+        t.runner.lines()
+    );
+    let j = journal::read(&t.jdir()).unwrap().unwrap();
+    assert_eq!(j.reverse_zone.as_deref(), Some("12.10.10.in-addr.arpa"));
+    let text = t.status();
+    assert!(!text.contains("FAIL"), "{text}");
+    // Idempotent: once more changes nothing on disk.
+    let before = t.tree();
+    t.install(&r, false, true).unwrap();
+    assert_eq!(t.tree(), before);
+}
+
+/// What `route install` of resolved-delegate wrote before reverse zones were routed: the file and
+/// its journal (no `reverse_zone`), byte for byte.
+const OLD_DELEGATE: &str =
+    "[Delegate]\nDNS=127.0.0.1:5354\nDomains=~pigsty.test\nDefaultRoute=no\n";
+
+fn old_journal(t: &T, path: &str, content: &str) -> String {
+    let p = files::under(t.root(), path);
+    format!(
+        r#"{{
+  "format": 1,
+  "state": "installed",
+  "adapter": "resolved-delegate",
+  "zone": "pigsty.test",
+  "server": "127.0.0.1:5354",
+  "variant": null,
+  "link": null,
+  "link_address": null,
+  "link_kind": null,
+  "root": "{}",
+  "files": [
+    {{
+      "path": "{}",
+      "existed_before": false,
+      "sha256": "{}"
+    }}
+  ],
+  "created_dirs": [
+    "{}"
+  ],
+  "pre_undo": [],
+  "undo": [
+    {{
+      "argv": ["systemctl", "reload", "systemd-resolved.service"],
+      "why": "resolved re-reads dns-delegate.d on reload (SIGHUP)",
+      "may_fail": false
+    }}
+  ],
+  "written_at": "2026-01-01T00:00:00Z"
+}}
+"#,
+        t.root().display(),
+        p.display(),
+        pigsty_dns::digest::sha256_hex(content.as_bytes()),
+        p.parent().unwrap().display()
+    )
+}
+
+/// Puts an old install (file + journal) in place.
+fn old_install(t: &T) -> String {
+    let path = "/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate";
+    let content = files::wrap("resolved-delegate", None, OLD_DELEGATE);
+    let p = files::under(t.root(), path);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, &content).unwrap();
+    std::fs::create_dir_all(t.jdir()).unwrap();
+    std::fs::write(
+        t.jdir().join("journal.json"),
+        old_journal(t, path, &content),
+    )
+    .unwrap();
+    content
+}
+
+#[test]
+fn an_install_journaled_before_reverse_zones_uninstalls_exactly() {
+    let mut t = T::new(facts("systemd 262 (262.1-1)")).with_generation(META_10);
+    old_install(&t);
+    // Status reads it, and calls the missing reverse zone drift with the one command that fixes it.
+    let text = t.status();
+    assert!(
+        text.contains(
+            "FAIL reverse zone: drift: the route carries only pigsty.test, but the live generation's addresses are in 10.10.10.in-addr.arpa"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("next: sudo pigsty-dns route install --adapter resolved-delegate --server 127.0.0.1:5354"),
+        "{text}"
+    );
+    t.runner.reset();
+    t.runner
+        .always("resolvectl --no-pager status", Output::ok_with("Global\n"));
+    t.runner.fallback = Some(Output::ok_with(""));
+    let out = t.uninstall().unwrap();
+    assert!(out.starts_with("uninstalled"), "{out}");
+    assert!(t.tree().is_empty(), "left behind: {:?}", t.tree());
+    assert!(
+        t.runner
+            .lines()
+            .contains(&"systemctl reload systemd-resolved.service".to_string()),
+        "{:?}",
+        t.runner.lines()
+    );
+}
+
+#[test]
+fn re_running_install_upgrades_an_old_install_to_both_zones() {
+    let mut t = T::new(facts("systemd 262 (262.1-1)")).with_generation(META_10);
+    let old = old_install(&t);
+    let path = "/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate";
+    let plan = t.install(&req(None, None), true, false).unwrap();
+    assert!(plan.contains("now: OursDifferent"), "{plan}");
+    let out = t.install(&req(None, None), false, true).unwrap();
+    assert!(out.contains("and 10.10.10.in-addr.arpa"), "{out}");
+    let c = t.file(path).unwrap();
+    assert_ne!(c, old);
+    assert!(
+        c.contains("Domains=~pigsty.test ~10.10.10.in-addr.arpa\n"),
+        "{c}"
+    );
+    let j = journal::read(&t.jdir()).unwrap().unwrap();
+    assert_eq!(j.reverse_zone.as_deref(), Some("10.10.10.in-addr.arpa"));
+    // The first install's facts carry over: the file did not exist before it, its directory is its.
+    assert!(!j.files[0].existed_before);
+    assert_eq!(j.created_dirs.len(), 1, "{:?}", j.created_dirs);
+    assert!(!t.status().contains("FAIL"), "{}", t.status());
+    t.runner.reset();
+    t.runner
+        .always("resolvectl --no-pager status", Output::ok_with("Global\n"));
+    t.runner.fallback = Some(Output::ok_with(""));
+    t.uninstall().unwrap();
+    assert!(t.tree().is_empty(), "left behind: {:?}", t.tree());
+}
+
+#[test]
+fn the_scope_check_wants_the_reverse_domain_too() {
+    let mut t = T::new(facts("systemd 252 (252.39-1)")).with_generation(META_10);
+    t.runner = showing(LINK_STATUS_FORWARD_ONLY);
+    let e = t
+        .install(&req(None, Some(Variant::Runtime)), false, true)
+        .unwrap_err();
+    assert!(
+        e.message.contains(
+            "does not carry DNS 127.0.0.1:5354 and domain(s) ~pigsty.test ~10.10.10.in-addr.arpa"
+        ),
+        "{}",
+        e.message
+    );
+    assert!(t.tree().is_empty(), "undone: {:?}", t.tree());
+}
+
+#[test]
+fn a_generation_without_ptrs_routes_the_reverse_zone_and_says_its_lookups_were_not_checked() {
+    let mut t = T::new(facts("systemd 262 (262.1-1)"));
+    let d = t.state.path().join("state");
+    // As a generation sealed before reverse zones reads: records, no PTRs.
+    let inv = pigsty_dns::inventory::parse(META_10).unwrap();
+    let zone = Zone::parse("pigsty.test").unwrap();
+    let mut set = pigsty_dns::records::RecordSet::build(&inv, &zone).unwrap();
+    set.ptr.clear();
+    pigsty_dns::store::StateDir::open(&d, true)
+        .unwrap()
+        .commit(
+            &set,
+            60,
+            5,
+            pigsty_dns::generation::Input {
+                path: "/test/old.yml".into(),
+                sha256: "00".into(),
+            },
+            false,
+        )
+        .unwrap();
+    t.state_dir = Some(d);
+    let out = t.install(&req(None, None), false, true).unwrap();
+    assert!(out.contains("and 10.10.10.in-addr.arpa"), "{out}");
+    assert!(
+        out.contains("ok  canonical name: not checked: the live generation (serial 1) has no PTRs"),
+        "{out}"
+    );
+    assert!(
+        !t.runner.lines().iter().any(|l| l.contains("getent hosts")),
+        "{:?}",
+        t.runner.lines()
+    );
 }

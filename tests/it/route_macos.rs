@@ -60,6 +60,8 @@ struct World {
     /// Names sent to the default (upstream) resolver.
     upstream: Vec<String>,
     served: BTreeMap<String, Ipv4Addr>,
+    /// The daemon's PTRs (its reverse zone is the /24 of these).
+    ptrs: BTreeMap<Ipv4Addr, String>,
 }
 
 fn resolver_dir_as_configd_reads_it(root: &Path) -> Vec<Res> {
@@ -172,6 +174,58 @@ impl World {
         write_status(&self.status_dir, self.daemon, self.counters, self.stamp);
     }
 
+    /// `dscacheutil -q host -a ip_address ADDR`: mDNSResponder asks for the PTR of
+    /// `D.C.B.A.in-addr.arpa` with the same choice of resolver as for a name.
+    fn dscacheutil_ip(&mut self, addr: &str) -> Output {
+        let Ok(a) = addr.parse::<Ipv4Addr>() else {
+            return Output::ok_with("");
+        };
+        let [o1, o2, o3, o4] = a.octets();
+        let qname = format!("{o4}.{o3}.{o2}.{o1}.in-addr.arpa");
+        let (to_daemon, domain) = self.route_of(&qname);
+        if !to_daemon {
+            self.upstream.push(qname);
+            return Output::ok_with("");
+        }
+        let reverse_zone = self.ptrs.keys().next().map(|k| {
+            let [a, b, c, _] = k.octets();
+            format!("{c}.{b}.{a}.in-addr.arpa")
+        });
+        if reverse_zone.as_deref() != domain.as_deref() {
+            self.bump(|c| c.refused += 1);
+            return Output::ok_with("");
+        }
+        match self.ptrs.get(&a).cloned() {
+            Some(n) => {
+                self.bump(|c| c.noerror += 1);
+                Output::ok_with(&format!("name: {n}\nip_address: {a}\n\n"))
+            }
+            None => {
+                self.bump(|c| c.nxdomain += 1);
+                Output::ok_with("")
+            }
+        }
+    }
+
+    /// Whether mDNSResponder sends `qname` to the daemon, and the domain of the resolver it picks.
+    fn route_of(&mut self, qname: &str) -> (bool, Option<String>) {
+        if !self.never_applies {
+            self.applied = resolver_dir_as_configd_reads_it(&self.root);
+        }
+        let pick = self
+            .applied
+            .iter()
+            .filter(|r| qname == r.domain || qname.ends_with(&format!(".{}", r.domain)))
+            .filter(|r| r.nameserver.is_some() && r.port != 5353)
+            .max_by_key(|r| r.domain.len())
+            .cloned();
+        let to_daemon = pick.as_ref().is_some_and(|r| {
+            r.nameserver.as_deref() == Some(&self.daemon.ip().to_string())
+                && r.port == self.daemon.port()
+        });
+        (to_daemon, pick.map(|r| r.domain))
+    }
+
     /// mDNSResponder's choice for `name`: the longest matching domain among unicast resolvers.
     fn dscacheutil(&mut self, name: &str) -> Output {
         let name = name.trim_end_matches('.').to_ascii_lowercase();
@@ -256,6 +310,8 @@ struct Mac {
     world: Rc<RefCell<World>>,
     runner: ScriptedRunner,
     status_file: Option<PathBuf>,
+    /// The daemon's state dir for the reverse zone (`with_generation`); `None`: not given.
+    state_dir: Option<PathBuf>,
     settle: Duration,
 }
 
@@ -321,6 +377,10 @@ impl Mac {
                 "meta.pigsty.test".to_string(),
                 Ipv4Addr::new(10, 10, 10, 10),
             )]),
+            ptrs: BTreeMap::from([(
+                Ipv4Addr::new(10, 10, 10, 10),
+                "meta.pigsty.test".to_string(),
+            )]),
         }));
         let mut runner = ScriptedRunner::new();
         let w = world.clone();
@@ -328,6 +388,10 @@ impl Mac {
         let w = world.clone();
         runner.with("/usr/bin/dscacheutil -q host -a name", move |argv| {
             w.borrow_mut().dscacheutil(&argv[5])
+        });
+        let w = world.clone();
+        runner.with("/usr/bin/dscacheutil -q host -a ip_address", move |argv| {
+            w.borrow_mut().dscacheutil_ip(&argv[5])
         });
         runner.always("/usr/bin/dscacheutil -flushcache", Output::ok_with(""));
         runner.always("/usr/bin/killall -HUP mDNSResponder", Output::ok_with(""));
@@ -338,6 +402,7 @@ impl Mac {
             world,
             runner,
             status_file,
+            state_dir: None,
             settle: Duration::ZERO,
         }
     }
@@ -348,6 +413,12 @@ impl Mac {
     fn jdir(&self) -> PathBuf {
         self.root()
             .join("Library/Application Support/pigsty-dns-route")
+    }
+    /// A generation of `yaml` in the daemon's state dir, which the commands are then given.
+    fn with_generation(mut self, yaml: &str) -> Mac {
+        crate::route_adapters::store_generation(self.state.path(), yaml);
+        self.state_dir = Some(self.state.path().to_path_buf());
+        self
     }
 
     fn ctx_do<R>(&mut self, f: impl FnOnce(&mut Ctx<'_>) -> R) -> R {
@@ -363,6 +434,7 @@ impl Mac {
             status_wait: Duration::from_millis(30),
             check_name: Some("meta.pigsty.test".into()),
             status_file: self.status_file.clone(),
+            state_dir: self.state_dir.clone(),
             out: vec![],
         };
         f(&mut ctx)
@@ -871,4 +943,253 @@ fn a_route_still_on_5353_says_which_commands_move_it() {
             && text.contains("sudo pigsty-dns route install --server 127.0.0.1:5354 --yes"),
         "{text}"
     );
+}
+
+// ---------------------------------------------------------------- the reverse zone
+
+use crate::route_adapters::{META_10, META_12, store_generation};
+
+const REV: &str = "/etc/resolver/10.10.10.in-addr.arpa";
+
+#[test]
+fn macos_routes_the_reverse_zone_in_a_second_resolver_file() {
+    let mut m = Mac::new().with_generation(META_10);
+    let out = m.install(DAEMON).unwrap();
+    assert!(
+        out.starts_with("installed: macos-resolver routes pigsty.test and 10.10.10.in-addr.arpa"),
+        "{out}"
+    );
+    let fwd = m.file("/etc/resolver/pigsty.test").unwrap();
+    let rev = m.file(REV).unwrap();
+    // Same format and marker as the zone's file.
+    assert!(rev.starts_with(files::MARKER), "{rev}");
+    assert!(
+        rev.ends_with("\ndomain 10.10.10.in-addr.arpa\nnameserver 127.0.0.1\nport 5354\n"),
+        "{rev}"
+    );
+    assert_eq!(
+        files::owned(&rev).map(|o| (o.adapter, o.intact)),
+        Some(("macos-resolver".to_string(), true))
+    );
+    assert_eq!(fwd.lines().nth(2), Some("domain pigsty.test"));
+    assert_eq!(
+        m.resolver_entries(),
+        vec!["10.10.10.in-addr.arpa", "pigsty.test"]
+    );
+    // Both in the journal, with their digests.
+    let j = journal::read(&m.jdir()).unwrap().unwrap();
+    assert_eq!(j.reverse_zone.as_deref(), Some("10.10.10.in-addr.arpa"));
+    let sums: Vec<(bool, String)> = j
+        .files
+        .iter()
+        .map(|f| (f.path.ends_with(REV), f.sha256.clone()))
+        .collect();
+    assert_eq!(sums.len(), 2, "{sums:?}");
+    assert!(sums.contains(&(true, pigsty_dns::digest::sha256_hex(rev.as_bytes()))));
+    // The scope lists both resolvers; the reverse lookup through mDNSResponder gave the canonical name.
+    for want in [
+        "for domain pigsty.test; scutil --dns lists resolver #3: nameserver 127.0.0.1, port 5354",
+        "ok  dscacheutil (reverse): /usr/bin/dscacheutil -q host -a ip_address 10.10.10.10: meta.pigsty.test",
+    ] {
+        assert!(out.contains(want), "{want} in {out}");
+    }
+    assert!(!m.status().contains("FAIL"), "{}", m.status());
+    // Idempotent; uninstall removes both files.
+    let before = m.tree();
+    m.install(DAEMON).unwrap();
+    assert_eq!(m.tree(), before);
+    let out = m.uninstall().unwrap();
+    assert!(out.contains("removed") && out.contains(REV), "{out}");
+    assert!(m.tree().is_empty(), "left behind: {:?}", m.tree());
+}
+
+#[test]
+fn a_reverse_lookup_that_misses_the_canonical_name_fails_and_undoes_both_files() {
+    let mut m = Mac::new().with_generation(META_10);
+    // The daemon has no PTR for the address (it does not serve the reverse zone's names).
+    m.world.borrow_mut().ptrs.clear();
+    m.world
+        .borrow_mut()
+        .ptrs
+        .insert(Ipv4Addr::new(10, 10, 10, 11), "other.pigsty.test".into());
+    let e = m.install(DAEMON).unwrap_err();
+    assert!(
+        e.message.contains(
+            "dscacheutil (reverse): /usr/bin/dscacheutil -q host -a ip_address 10.10.10.10"
+        ) && e.message.contains("want meta.pigsty.test"),
+        "{}",
+        e.message
+    );
+    assert!(m.tree().is_empty(), "undone: {:?}", m.tree());
+}
+
+#[test]
+fn macos_a_moved_24_is_drift_and_install_moves_the_reverse_file() {
+    let mut m = Mac::new().with_generation(META_10);
+    m.install(DAEMON).unwrap();
+    store_generation(m.state.path(), META_12);
+    let text = m.status();
+    assert!(
+        text.contains(
+            "FAIL reverse zone: drift: the route carries 10.10.10.in-addr.arpa, but the live generation's addresses moved to 12.10.10.in-addr.arpa"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "next: sudo pigsty-dns route install --adapter macos-resolver --server {DAEMON} --root {} --state-dir {} --yes",
+            m.root().display(),
+            m.state.path().display()
+        )),
+        "{text}"
+    );
+    // A re-route that fails verification (the check name's address, 10.10.10.10 as the scripted
+    // daemon answers it, has no PTR in the moved generation) puts the old reverse file and journal back.
+    let journal_before = std::fs::read(m.jdir().join("journal.json")).unwrap();
+    let tree_before = m.tree();
+    m.world.borrow_mut().ptrs.clear();
+    let e = m.install(DAEMON).unwrap_err();
+    assert!(
+        e.message.contains("this run's changes were undone"),
+        "{}",
+        e.message
+    );
+    assert_eq!(m.tree(), tree_before);
+    assert_eq!(
+        std::fs::read(m.jdir().join("journal.json")).unwrap(),
+        journal_before
+    );
+    {
+        let mut w = m.world.borrow_mut();
+        w.served = BTreeMap::from([("meta.pigsty.test".into(), Ipv4Addr::new(10, 10, 12, 10))]);
+        w.ptrs = BTreeMap::from([(Ipv4Addr::new(10, 10, 12, 10), "meta.pigsty.test".into())]);
+    }
+    let plan = m
+        .ctx_do(|c| route::install(c, &req(DAEMON), true, false).map(|r| r.render(false)))
+        .unwrap();
+    assert!(
+        plan.contains(&format!(
+            "remove {} (the previous install's; no longer routed)",
+            files::under(m.root(), REV).display()
+        )),
+        "{plan}"
+    );
+    // (The scripted lookup fn answers meta at 10.10.10.10: no name checks against the moved set.)
+    let out = m
+        .ctx_do(|c| {
+            c.check_name = None;
+            route::install(c, &req(DAEMON), false, true).map(|r| r.render(false))
+        })
+        .unwrap();
+    assert!(out.contains("and 12.10.10.in-addr.arpa"), "{out}");
+    assert_eq!(
+        m.resolver_entries(),
+        vec!["12.10.10.in-addr.arpa", "pigsty.test"]
+    );
+    let j = journal::read(&m.jdir()).unwrap().unwrap();
+    assert_eq!(j.reverse_zone.as_deref(), Some("12.10.10.in-addr.arpa"));
+    assert_eq!(j.files.len(), 2, "{:?}", j.files);
+    assert!(!m.status().contains("FAIL reverse zone"), "{}", m.status());
+    m.uninstall().unwrap();
+    assert!(m.tree().is_empty(), "left behind: {:?}", m.tree());
+}
+
+/// A macOS install journaled before reverse zones: one resolver file, no `reverse_zone`.
+fn old_mac_install(m: &Mac) -> String {
+    let content = files::wrap(
+        "macos-resolver",
+        None,
+        &format!("domain {ZONE}\nnameserver 127.0.0.1\nport 5354\n"),
+    );
+    let p = m.put("/etc/resolver/pigsty.test", &content);
+    let journal = serde_json::json!({
+        "format": 1,
+        "state": "installed",
+        "adapter": "macos-resolver",
+        "zone": ZONE,
+        "server": DAEMON,
+        "variant": null,
+        "link": null,
+        "link_address": null,
+        "link_kind": null,
+        "root": m.root().display().to_string(),
+        "files": [{
+            "path": p.display().to_string(),
+            "existed_before": false,
+            "sha256": pigsty_dns::digest::sha256_hex(content.as_bytes()),
+        }],
+        "created_dirs": [p.parent().unwrap().display().to_string()],
+        "pre_undo": [],
+        "undo": [
+            {"argv": ["/usr/bin/dscacheutil", "-flushcache"], "why": "flush", "may_fail": false},
+            {"argv": ["/usr/bin/killall", "-HUP", "mDNSResponder"], "why": "flush", "may_fail": true}
+        ],
+        "written_at": "2026-01-01T00:00:00Z",
+    });
+    std::fs::create_dir_all(m.jdir()).unwrap();
+    std::fs::write(m.jdir().join("journal.json"), journal.to_string()).unwrap();
+    content
+}
+
+#[test]
+fn macos_an_old_journal_uninstalls_exactly_and_install_upgrades_it() {
+    let mut m = Mac::new().with_generation(META_10);
+    old_mac_install(&m);
+    let text = m.status();
+    assert!(
+        text.contains("FAIL reverse zone: drift: the route carries only pigsty.test, but the live generation's addresses are in 10.10.10.in-addr.arpa"),
+        "{text}"
+    );
+    let out = m.uninstall().unwrap();
+    assert!(out.starts_with("uninstalled"), "{out}");
+    assert!(m.tree().is_empty(), "left behind: {:?}", m.tree());
+    // Again, and this time install over it: the upgrade writes the second file.
+    old_mac_install(&m);
+    let out = m.install(DAEMON).unwrap();
+    assert!(out.contains("and 10.10.10.in-addr.arpa"), "{out}");
+    assert_eq!(
+        m.resolver_entries(),
+        vec!["10.10.10.in-addr.arpa", "pigsty.test"]
+    );
+    let j = journal::read(&m.jdir()).unwrap().unwrap();
+    assert_eq!(j.files.len(), 2);
+    assert!(j.files.iter().all(|f| !f.existed_before), "{:?}", j.files);
+    assert!(!m.status().contains("FAIL"), "{}", m.status());
+    m.uninstall().unwrap();
+    assert!(m.tree().is_empty(), "left behind: {:?}", m.tree());
+}
+
+#[test]
+fn macos_without_a_journal_uninstall_finds_both_files_by_marker() {
+    let mut m = Mac::new().with_generation(META_10);
+    m.install(DAEMON).unwrap();
+    std::fs::remove_file(m.jdir().join("journal.json")).unwrap();
+    std::fs::remove_dir(m.jdir()).unwrap();
+    let out = m.uninstall().unwrap();
+    assert!(out.contains(REV), "{out}");
+    assert!(
+        m.resolver_entries().is_empty(),
+        "{:?}",
+        m.resolver_entries()
+    );
+}
+
+#[test]
+fn another_resolver_for_the_reverse_zone_makes_install_refuse() {
+    let mut m = Mac::new().with_generation(META_10);
+    m.put(
+        "/etc/resolver/corp-reverse",
+        "domain 10.10.10.in-addr.arpa\nnameserver 10.1.2.3\n",
+    );
+    let before = m.tree();
+    let e = m.install(DAEMON).unwrap_err();
+    assert_eq!(e.class, Class::Conflict, "{e:?}");
+    assert!(
+        e.message
+            .starts_with("another resolver claims pigsty.test (or 10.10.10.in-addr.arpa)")
+            && e.message.contains("/etc/resolver/corp-reverse"),
+        "{}",
+        e.message
+    );
+    assert_eq!(m.tree(), before, "nothing written");
 }

@@ -29,6 +29,8 @@
 #   MIRROR                Debian archive URL for debootstrap (default: the first Debian archive URI in
 #                         the host's apt sources that carries SUITE; the apt configuration is not changed)
 #   SUITE                 Debian suite to bootstrap (default sid); REBUILD=1 builds the root again
+#   LAB_REVERSE_SERVED    default 1: the daemon answers PTRs for its /24 (issue 12); 0 skips only the
+#                         checks that need a PTR answer, for a daemon built without it
 # Addresses: loopback and TEST-NET-2 198.51.100.254/32 on an uplink stand-in, all inside the private
 # netns (no route anywhere). The daemon listens on 127.0.0.1:5354; the "default upstream" stand-in
 # (dnsmasq, global DNS=, answers every name with 203.0.113.99, logs every query) on 127.0.0.2:53.
@@ -311,6 +313,67 @@ refused() {
 	sed -n 's/.*"refused": *\([0-9]*\).*/\1/p' "$ST/srv/status.json" | head -1
 }
 
+# every query the daemon answered (any rcode), from a status.json write made after this call
+answered() {
+	local s0; s0=$(stamp)
+	for _ in $(seq 60); do [ "$(stamp)" != "$s0" ] && break; sleep 0.1; done
+	grep -o '"\(noerror\|nxdomain\|refused\|formerr\|notimp\|servfail\|badvers\|other\)": *[0-9]*' "$ST/srv/status.json" |
+		awk -F: '{n += $2} END {print n + 0}'
+}
+REVERSE_SERVED=${LAB_REVERSE_SERVED:-1}
+ptr_check() {  # ptr_check DESCRIPTION EXPECTED ACTUAL: a check that needs the daemon's PTR answers
+	if [ "$REVERSE_SERVED" = 1 ]; then check "$@"
+	else echo "SKIP (LAB_REVERSE_SERVED=0, the daemon serves no PTRs): $1"; fi
+}
+# reverse lookups through the route: the canonical name, or the error text
+rq_ptr() { local out; out=$(rctl --cache=no query "$1" 2>&1 | head -1); out=${out#"$1: "}; out=${out%% *}; echo "${out#resolve call failed: }"; }
+ge_ptr() { timeout 20 chroot "$SID" getent hosts "$1" | awk '{print $2; exit}'; }
+upstream_saw_ptr() {  # did the default-upstream stand-in get the PTR question for ADDR since the last mark?
+	sleep 0.3
+	local q; q=$(awk -F. '{print $4"."$3"."$2"."$1".in-addr.arpa"}' <<<"$1")
+	tail -n +$((MARK_U + 1)) "$ULOG" | grep -q "query\[PTR\] $q " && echo yes || echo no
+}
+moved_24() {  # a later generation moves to 10.10.12.0/24: status calls it drift, its next: command re-routes
+	local out rc fix words
+	printf 'all:\n  hosts:\n    10.10.12.10: { nodename: meta }\n' >"$ST/moved.yml"
+	chroot "$SID" "$IN/bin/pigsty-dns-serve" load "$IN/moved.yml" --state-dir "$IN/srv" >>"$ST/logs/load.log" 2>&1
+	for _ in $(seq 50); do
+		[ "$(timeout 5 chroot "$SID" dig +short +time=1 +tries=1 @127.0.0.1 -p $PORT meta.pigsty.test A)" = 10.10.12.10 ] && break
+		sleep 0.1
+	done
+	out=$(route status --state-dir "$IN/srv" 2>&1); echo "$out" >"$ST/logs/status-moved.log"
+	check "moved /24: route status reports the routed reverse zone as drift" 1 \
+		"$(grep -c "^FAIL reverse zone: drift: the route carries 10.10.10.in-addr.arpa, but the live generation's addresses moved to 12.10.10.in-addr.arpa" <<<"$out")"
+	fix=$(awk '/^FAIL reverse zone/ {getline; sub(/^ *next: */, ""); print; exit}' <<<"$out")
+	check "moved /24: its next: is one route install" yes \
+		"$(case $fix in "sudo pigsty-dns route install --adapter resolved-delegate "*"--state-dir $IN/srv --yes") echo yes;; *) echo "no: $fix";; esac)"
+	read -ra words <<<"${fix#sudo pigsty-dns }"
+	out=$(timeout 60 chroot "$SID" env PATH="$CHROOT_PATH" "$IN/bin/pigsty-dns" "${words[@]}" --check-name meta.pigsty.test 2>&1); rc=$?
+	echo "$out" >"$ST/logs/install-moved.log"
+	check "moved /24: that command re-routes (install again, verified)" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -5
+	check "moved /24: the delegate routes the new reverse zone" "DNS Domain: ~pigsty.test ~12.10.10.in-addr.arpa" \
+		"$(delegate_status | tr ';' '\n' | grep '^DNS Domain')"
+	ptr_check "moved /24: resolvectl query 10.10.12.10 -> the canonical name" "meta.pigsty.test" "$(rq_ptr 10.10.12.10)"
+	out=$(route status --state-dir "$IN/srv" 2>&1); echo "$out" >"$ST/logs/status-moved-2.log"
+	check "moved /24: route status all ok again" 0 "$(grep -c '^FAIL' <<<"$out")"
+}
+reverse_checks() {  # the reverse zone through the route, in and outside the /24
+	local before
+	ptr_check "getent hosts 10.10.10.10 -> the canonical name" "meta.pigsty.test" "$(ge_ptr 10.10.10.10)"
+	ptr_check "resolvectl query 10.10.10.10 -> the canonical name" "meta.pigsty.test" "$(rq_ptr 10.10.10.10)"
+	# control: a reverse lookup inside the /24 does reach the daemon (whatever it answers)
+	before=$(answered); rq_ptr 10.10.10.99 >/dev/null
+	check "control: a reverse lookup inside the /24 (10.10.10.99) reaches the daemon" yes \
+		"$([ "$(answered)" -gt "$before" ] && echo yes || echo no)"
+	mark; before=$(answered)
+	rq_ptr 10.10.11.10 >/dev/null; ge_ptr 10.10.11.10 >/dev/null
+	timeout 15 chroot "$SID" dig +time=3 +tries=1 -x 10.10.11.10 @127.0.0.53 >/dev/null 2>&1
+	check "a reverse lookup outside the /24 (10.10.11.10) never reaches the daemon (its counters unchanged)" \
+		"$before" "$(answered)"
+	check "... and goes to the default upstream" yes "$(upstream_saw_ptr 10.10.11.10)"
+}
+
 delegate_status() {   # the "Delegate pigsty-dns" block of resolvectl status, one line, or nothing
 	rctl status 2>/dev/null | awk '/^Delegate /{on = ($2 == "pigsty-dns")} /^(Link|Global)/{on = 0} on' |
 		sed 's/^ *//' | paste -sd';' -
@@ -357,19 +420,21 @@ delegate_tests() {
 	out=$(route install --adapter resolved-delegate --server 127.0.0.1:$PORT --yes \
 		--check-name meta.pigsty.test --state-dir "$IN/srv" 2>&1); rc=$?
 	echo "$out" >"$ST/logs/install.log"
-	check "route install (verified: delegate scope, SOA, resolvectl, getent, REFUSED unchanged)" 0 "$rc"
+	check "route install (verified: delegate scope, SOA, resolvectl, getent, reverse lookups, REFUSED unchanged)" 0 "$rc"
 	[ "$rc" = 0 ] || echo "$out" | tail -8
 	check "install reloaded resolved through systemctl (lab: SIGHUP)" 1 "$(reloads)"
-	check "delegate file: DNS, Domains, DefaultRoute=no" "DNS=127.0.0.1:$PORT;Domains=~pigsty.test;DefaultRoute=no" \
+	check "delegate file: DNS, Domains (the zone and the live /24's reverse zone), DefaultRoute=no" \
+		"DNS=127.0.0.1:$PORT;Domains=~pigsty.test ~10.10.10.in-addr.arpa;DefaultRoute=no" \
 		"$(grep -v '^#' "$file" 2>/dev/null | grep -v '^\[' | paste -sd';' -)"
 	check "delegate file: root-owned 0644 with the ownership marker" "0:0 644 yes" \
 		"$(stat -c '%u:%g %a' "$file" 2>/dev/null) $(head -1 "$file" 2>/dev/null | grep -q '^# Written by pigsty-dns' && echo yes || echo no)"
 	check "resolvectl status lists Delegate pigsty-dns (no default route)" \
-		"Delegate pigsty-dns;Current DNS Server: 127.0.0.1:$PORT;DNS Servers: 127.0.0.1:$PORT;DNS Domain: ~pigsty.test;Default Route: no" \
+		"Delegate pigsty-dns;Current DNS Server: 127.0.0.1:$PORT;DNS Servers: 127.0.0.1:$PORT;DNS Domain: ~pigsty.test ~10.10.10.in-addr.arpa;Default Route: no" \
 		"$(delegate_status)"
 	check "meta.pigsty.test via resolvectl" "10.10.10.10" "$(rq meta.pigsty.test)"
 	check "meta.pigsty.test via stub 127.0.0.53" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
 	check "meta.pigsty.test via getent ahostsv4" "10.10.10.10" "$(ge meta.pigsty.test)"
+	reverse_checks
 
 	# control: the counter does move when an out-of-zone name reaches the daemon directly
 	before=$(refused)
@@ -384,16 +449,19 @@ delegate_tests() {
 	check "unrelated name went to the default upstream" yes "$(upstream_saw "$name")"
 	check "unrelated name answered by the default upstream" "NOERROR 203.0.113.99" "$(dq "$name")"
 
-	out=$(route status 2>&1); rc=$?; echo "$out" >"$ST/logs/status.log"
+	out=$(route status --check-name meta.pigsty.test --state-dir "$IN/srv" 2>&1); rc=$?; echo "$out" >"$ST/logs/status.log"
 	check "route status: all ok" "0 0" "$rc $(grep -c '^FAIL' <<<"$out")"
+	check "route status: the reverse zone matches the live generation" 1 \
+		"$(grep -c '^ok   reverse zone: routes 10.10.10.in-addr.arpa, the /24 of the live generation' <<<"$out")"
+	moved_24
 
 	stop_resolved; start_resolved
-	check "resolved restarted with the file in place: meta.pigsty.test via stub" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
+	check "resolved restarted with the file in place: meta.pigsty.test (moved) via stub" "NOERROR 10.10.12.10" "$(dq meta.pigsty.test)"
 
 	stop_daemon; mark
 	check "daemon down -> stub SERVFAIL" "SERVFAIL" "$(dq meta.pigsty.test)"
 	r=$(rq meta.pigsty.test)
-	check "daemon down -> resolvectl query fails" fail "$(case $r in 10.10.10.10|203.0.113.99) echo "answered $r";; *) echo fail;; esac)"
+	check "daemon down -> resolvectl query fails" fail "$(case $r in 10.10.10.10|10.10.12.10|203.0.113.99) echo "answered $r";; *) echo fail;; esac)"
 	check "daemon down -> getent finds nothing" "" "$(ge meta.pigsty.test)"
 	check "daemon down -> nothing reached the default upstream" no "$(upstream_saw meta.pigsty.test)"
 	out=$(route status 2>&1); echo "$out" >"$ST/logs/status-down.log"
@@ -404,7 +472,7 @@ delegate_tests() {
 	echo "$out" >"$ST/logs/uninstall.log"
 	check "route uninstall" 0 "$rc"
 	[ "$rc" = 0 ] || echo "$out" | tail -8
-	check "uninstall reloaded resolved through systemctl (lab: SIGHUP)" 2 "$(reloads)"
+	check "uninstall reloaded resolved through systemctl (lab: SIGHUP; install, re-route, uninstall)" 3 "$(reloads)"
 	check "route gone: resolvectl status lists no Delegate pigsty-dns" "" "$(delegate_status)"
 	mark
 	check "route gone: meta.pigsty.test answered by the default upstream" "NOERROR 203.0.113.99" "$(dq meta.pigsty.test)"

@@ -9,7 +9,9 @@
 #   "N passed, N failed"; exit 0 iff nothing failed.
 # Environment: PIGSTY_DNS_BIN (the pigsty-dns binary, required), PIGSTY_DNS_SERVE_BIN (what runs
 #   `serve --listen 127.0.0.1:5354 --records FILE --state-dir DIR`; default PIGSTY_DNS_BIN),
-#   PIGSTY_DNS_RECORDS (zones/pigsty.test.yml), LAB, LAB_TIMEOUT (default 240), SYSTEMD_VERSION.
+#   PIGSTY_DNS_RECORDS (zones/pigsty.test.yml), LAB, LAB_TIMEOUT (default 240), SYSTEMD_VERSION,
+#   LAB_REVERSE_SERVED (default 1: the daemon answers PTRs for its /24, issue 12; 0 skips only the
+#   checks that need a PTR answer, for a daemon built without it).
 # Addresses: loopback, 198.18.53.53/32 on the route's link and TEST-NET-2 198.51.100.254/32 on an uplink
 # stand-in, all inside the private netns (no route anywhere). The daemon listens on 127.0.0.1:5354; the
 # "default upstream" stand-in (dnsmasq, logs every query) on 127.0.0.2:53.
@@ -252,6 +254,67 @@ start_daemon() {
 }
 stop_daemon() { stopkill "$SRV_PID"; SRV_PID=; }
 refused() { sed -n 's/.*"refused": *\([0-9]*\).*/\1/p' "$ST/srv/status.json" | head -1; }
+# every query the daemon answered (any rcode), from a status.json write made after this call (the
+# server rewrites it every 2 s)
+stamp() { sed -n 's/.*"updated": *"\([^"]*\)".*/\1/p' "$ST/srv/status.json" | head -1; }
+answered() {
+	local s0; s0=$(stamp)
+	for _ in $(seq 60); do [ "$(stamp)" != "$s0" ] && break; sleep 0.1; done
+	grep -o '"\(noerror\|nxdomain\|refused\|formerr\|notimp\|servfail\|badvers\|other\)": *[0-9]*' "$ST/srv/status.json" |
+		awk -F: '{n += $2} END {print n + 0}'
+}
+REVERSE_SERVED=${LAB_REVERSE_SERVED:-1}
+ptr_check() {  # ptr_check DESCRIPTION EXPECTED ACTUAL: a check that needs the daemon's PTR answers
+	if [ "$REVERSE_SERVED" = 1 ]; then check "$@"
+	else echo "SKIP (LAB_REVERSE_SERVED=0, the daemon serves no PTRs): $1"; fi
+}
+# reverse lookups through the route: the canonical name, or the error text
+rq_ptr() { local out; out=$(rctl --cache=no query "$1" 2>&1 | head -1); out=${out#"$1: "}; out=${out%% *}; echo "${out#resolve call failed: }"; }
+ge_ptr() { getent hosts "$1" | awk '{print $2; exit}'; }
+upstream_saw_ptr() {  # did the default-upstream stand-in get the PTR question for ADDR since the last mark?
+	sleep 0.3
+	local a=$1 q; q=$(awk -F. '{print $4"."$3"."$2"."$1".in-addr.arpa"}' <<<"$a")
+	tail -n +$((MARK_U + 1)) "$ULOG" | grep -q "query\[PTR\] $q " && echo yes || echo no
+}
+link_domains() { rctl status pigsty-dns0 2>/dev/null | awk -F': ' '/DNS Domain/{print $2}' | tr ' ' '\n' | sort | paste -sd' ' -; }
+moved_24() {  # moved_24 LABEL: a later generation moves to 10.10.12.0/24; status calls it drift, its fix re-routes
+	local v=$1 out rc fix words
+	printf 'all:\n  hosts:\n    10.10.12.10: { nodename: meta }\n' >"$ST/moved.yml"
+	"$PIGSTY_DNS_SERVE_BIN" load "$ST/moved.yml" --state-dir "$ST/srv" >>"$ST/logs/load.log" 2>&1
+	for _ in $(seq 50); do
+		[ "$(timeout 5 dig +short +time=1 +tries=1 @127.0.0.1 -p 5354 meta.pigsty.test A)" = 10.10.12.10 ] && break; sleep 0.1
+	done
+	out=$(route status --state-dir "$ST/srv" 2>&1); echo "$out" >"$ST/logs/status-moved-$v.log"
+	check "$v: moved /24: route status reports the routed reverse zone as drift" 1 \
+		"$(grep -c "^FAIL reverse zone: drift: the route carries 10.10.10.in-addr.arpa, but the live generation's addresses moved to 12.10.10.in-addr.arpa" <<<"$out")"
+	fix=$(awk '/^FAIL reverse zone/ {getline; sub(/^ *next: */, ""); print; exit}' <<<"$out")
+	check "$v: moved /24: its next: is one route install" yes \
+		"$(case $fix in "sudo pigsty-dns route install --adapter resolved-link "*"--state-dir $ST/srv --yes") echo yes;; *) echo "no: $fix";; esac)"
+	read -ra words <<<"${fix#sudo pigsty-dns }"
+	out=$(PATH=$ST/bin:$PATH timeout 60 "$PIGSTY_DNS_BIN" "${words[@]}" --check-name meta.pigsty.test 2>&1); rc=$?
+	echo "$out" >"$ST/logs/install-moved-$v.log"
+	check "$v: moved /24: that command re-routes (install again, verified)" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -5
+	check "$v: moved /24: the link routes the new reverse zone" "~12.10.10.in-addr.arpa ~pigsty.test" "$(link_domains)"
+	ptr_check "$v: moved /24: resolvectl query 10.10.12.10 -> the canonical name" "meta.pigsty.test" "$(rq_ptr 10.10.12.10)"
+	out=$(route status --state-dir "$ST/srv" 2>&1); echo "$out" >"$ST/logs/status-moved-2-$v.log"
+	check "$v: moved /24: route status all ok again" 0 "$(grep -c '^FAIL' <<<"$out")"
+}
+reverse_checks() {  # reverse_checks LABEL: the reverse zone through the route, in and outside the /24
+	local v=$1 before
+	ptr_check "$v: getent hosts 10.10.10.10 -> the canonical name" "meta.pigsty.test" "$(ge_ptr 10.10.10.10)"
+	ptr_check "$v: resolvectl query 10.10.10.10 -> the canonical name" "meta.pigsty.test" "$(rq_ptr 10.10.10.10)"
+	# control: a reverse lookup inside the /24 does reach the daemon (whatever it answers)
+	before=$(answered); rq_ptr 10.10.10.99 >/dev/null
+	check "$v: control: a reverse lookup inside the /24 (10.10.10.99) reaches the daemon" yes \
+		"$([ "$(answered)" -gt "$before" ] && echo yes || echo no)"
+	mark; before=$(answered)
+	rq_ptr 10.10.11.10 >/dev/null; ge_ptr 10.10.11.10 >/dev/null
+	timeout 15 dig +time=3 +tries=1 -x 10.10.11.10 @127.0.0.53 >/dev/null 2>&1
+	check "$v: a reverse lookup outside the /24 (10.10.11.10) never reaches the daemon (its counters unchanged)" \
+		"$before" "$(answered)"
+	check "$v: ... and goes to the default upstream" yes "$(upstream_saw_ptr 10.10.11.10)"
+}
 
 # the route CLI sees resolvectl/networkctl from the extracted packages
 make_wrappers() {
@@ -275,7 +338,7 @@ variant() {   # variant networkd|runtime
 	out=$(env -u PIGSTY_DNS_LISTEN PATH=$ST/bin:$PATH timeout 60 "$PIGSTY_DNS_BIN" route install --root "$ST/rroot" \
 		--link-variant "$v" --yes --check-name meta.pigsty.test --state-dir "$ST/srv" 2>&1); rc=$?
 	echo "$out" >"$ST/logs/install-$v.log"
-	check "$v: route install (verified: scope, SOA, resolvectl, getent, REFUSED unchanged)" 0 "$rc"
+	check "$v: route install (verified: scope, SOA, resolvectl, getent, reverse lookups, REFUSED unchanged)" 0 "$rc"
 	[ "$rc" = 0 ] || echo "$out" | tail -5
 	check "$v: the route uses the default server 127.0.0.1:5354" 1 \
 		"$(grep -c '"server": "127.0.0.1:5354"' "$ST/rroot/var/lib/pigsty-dns-route/journal.json" 2>/dev/null)"
@@ -283,11 +346,18 @@ variant() {   # variant networkd|runtime
 	check "$v: meta.pigsty.test via resolvectl" "10.10.10.10" "$(rq meta.pigsty.test)"
 	check "$v: meta.pigsty.test via stub 127.0.0.53" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
 	check "$v: meta.pigsty.test via getent" "10.10.10.10" "$(getent ahostsv4 meta.pigsty.test | awk '{print $1; exit}')"
+	check "$v: the link also routes the reverse zone of the live /24" "~10.10.10.in-addr.arpa ~pigsty.test" "$(link_domains)"
+	check "$v: the journal records the reverse zone" 1 \
+		"$(grep -c '"reverse_zone": "10.10.10.in-addr.arpa"' "$ST/rroot/var/lib/pigsty-dns-route/journal.json" 2>/dev/null)"
+	reverse_checks "$v"
 	mark; before=$(refused); rq "lab-$RANDOM.example.org" >/dev/null; dq example.org >/dev/null; sleep 0.6
 	check "$v: unrelated names never reach the daemon (REFUSED counter unchanged)" "$before" "$(refused)"
 	check "$v: example.org went to the default upstream" upstream "$(who_saw example.org)"
-	out=$(route status 2>&1); echo "$out" >"$ST/logs/status-$v.log"
+	out=$(route status --check-name meta.pigsty.test --state-dir "$ST/srv" 2>&1); echo "$out" >"$ST/logs/status-$v.log"
 	check "$v: route status all ok" 0 "$(grep -c '^FAIL' <<<"$out")"
+	check "$v: route status: the reverse zone matches the live generation" 1 \
+		"$(grep -c '^ok   reverse zone: routes 10.10.10.in-addr.arpa, the /24 of the live generation' <<<"$out")"
+	moved_24 "$v"
 	stop_daemon; mark
 	check "$v: daemon down -> stub SERVFAIL" "SERVFAIL" "$(dq meta.pigsty.test)"
 	check "$v: daemon down -> nothing reaches the upstream" none "$(who_saw meta.pigsty.test)"

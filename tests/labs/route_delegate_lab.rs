@@ -27,7 +27,23 @@ fn route_lab_resolved_delegate_end_to_end() {
         "PASS: --root files and directories byte-identical to before",
         "PASS: uninstall twice is harmless",
         "PASS: host:",
+        "PASS: delegate file: DNS, Domains (the zone and the live /24's reverse zone)",
+        "PASS: a reverse lookup outside the /24 (10.10.11.10) never reaches the daemon",
+        "PASS: route status: the reverse zone matches the live generation",
+        "PASS: moved /24: route status reports the routed reverse zone as drift",
+        "PASS: moved /24: that command re-routes (install again, verified)",
+        "PASS: moved /24: the delegate routes the new reverse zone",
     ] {
         assert!(stdout.contains(want), "missing {want:?} in:\n{stdout}");
+    }
+    // The PTR answers (issue 12's serving half) are checked unless LAB_REVERSE_SERVED=0.
+    if std::env::var("LAB_REVERSE_SERVED").as_deref() != Ok("0") {
+        for want in [
+            "PASS: getent hosts 10.10.10.10 -> the canonical name",
+            "PASS: resolvectl query 10.10.10.10 -> the canonical name",
+            "PASS: moved /24: resolvectl query 10.10.12.10 -> the canonical name",
+        ] {
+            assert!(stdout.contains(want), "missing {want:?} in:\n{stdout}");
+        }
     }
 }

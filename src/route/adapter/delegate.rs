@@ -12,8 +12,9 @@ pub const DELEGATE_ID: &str = "pigsty-dns";
 
 pub fn render(p: &Params) -> Render {
     let body = format!(
-        "[Delegate]\nDNS={}\nDomains=~{}\nDefaultRoute=no\n",
-        p.server, p.zone
+        "[Delegate]\nDNS={}\nDomains={}\nDefaultRoute=no\n",
+        p.server,
+        p.routing_domains().join(" ")
     );
     let reload = Step::new(
         &["systemctl", "reload", "systemd-resolved.service"],

@@ -9,7 +9,11 @@ const NAME: AdapterName = AdapterName::ResolvedGlobal;
 pub const PATH: &str = "/etc/systemd/resolved.conf.d/pigsty-dns.conf";
 
 pub fn render(p: &Params) -> Render {
-    let body = format!("[Resolve]\nDNS={}\nDomains=~{}\n", p.server, p.zone);
+    let body = format!(
+        "[Resolve]\nDNS={}\nDomains={}\n",
+        p.server,
+        p.routing_domains().join(" ")
+    );
     let restart = Step::new(
         &["systemctl", "reload-or-restart", "systemd-resolved.service"],
         "resolved reads resolved.conf.d",

@@ -36,11 +36,11 @@ fn networkd(p: &Params) -> Render {
         p.zone
     );
     let network = format!(
-        "[Match]\nName={l}\n\n[Link]\nRequiredForOnline=no\n\n[Network]\nAddress={}\nDNS={}\nDomains=~{}\n\
+        "[Match]\nName={l}\n\n[Link]\nRequiredForOnline=no\n\n[Network]\nAddress={}\nDNS={}\nDomains={}\n\
          DNSDefaultRoute=no\nLinkLocalAddressing=no\nIPv6AcceptRA=no\nLLMNR=no\nMulticastDNS=no\nConfigureWithoutCarrier=yes\n",
         p.cidr(),
         p.server,
-        p.zone
+        p.routing_domains().join(" ")
     );
     let reload = Step::new(
         &["networkctl", "reload"],
@@ -72,7 +72,6 @@ fn networkd(p: &Params) -> Render {
 fn live_commands(p: &Params, ip: &str, rctl: &str) -> Vec<(Vec<String>, bool, &'static str)> {
     let l = p.link.clone();
     let s = |v: &[&str]| v.iter().map(|w| w.to_string()).collect::<Vec<_>>();
-    let domain = format!("~{}", p.zone);
     let server = p.server.to_string();
     let cidr = p.cidr();
     vec![
@@ -102,9 +101,9 @@ fn live_commands(p: &Params, ip: &str, rctl: &str) -> Vec<(Vec<String>, bool, &'
             "the daemon is the link's only DNS server",
         ),
         (
-            s(&[rctl, "domain", &l, &domain]),
+            [s(&[rctl, "domain", &l]), p.routing_domains()].concat(),
             false,
-            "route only the zone to it",
+            "route only the zone (and its reverse zone) to it",
         ),
         (
             s(&[rctl, "default-route", &l, "no"]),

@@ -25,10 +25,6 @@ pub fn path_for(zone: &str) -> String {
     format!("{DIR}/{zone}")
 }
 
-pub fn path(p: &Params) -> String {
-    path_for(&p.zone)
-}
-
 /// The cache flush after a change: the directory-services cache, then mDNSResponder's.
 pub fn flush() -> Vec<Step> {
     vec![
@@ -44,15 +40,23 @@ pub fn flush() -> Vec<Step> {
 }
 
 pub fn render(p: &Params) -> Render {
-    let body = format!(
-        "domain {}\nnameserver {}\nport {}\n",
-        p.zone,
-        p.server.ip(),
-        p.server.port()
-    );
+    // One file per zone, the reverse zone's beside the zone's: configd reads each as the resolver for
+    // its `domain` line.
+    let files = p
+        .zones()
+        .iter()
+        .map(|z| {
+            let body = format!(
+                "domain {z}\nnameserver {}\nport {}\n",
+                p.server.ip(),
+                p.server.port()
+            );
+            (path_for(z), wrap(NAME.as_str(), None, &body))
+        })
+        .collect();
     Render {
-        files: vec![(path(p), wrap(NAME.as_str(), None, &body))],
-        // configd notices the file by itself; flushing is the flush phase.
+        files,
+        // configd notices the files by itself; flushing is the flush phase.
         apply: vec![],
         enable: vec![],
         pre_undo: vec![],

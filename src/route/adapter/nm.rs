@@ -9,7 +9,12 @@ const NAME: AdapterName = AdapterName::NmDnsmasq;
 pub const PATH: &str = "/etc/NetworkManager/dnsmasq.d/pigsty-dns.conf";
 
 pub fn render(p: &Params) -> Render {
-    let body = format!("server=/{}/{}#{}\n", p.zone, p.server.ip(), p.server.port());
+    // One line per zone (the reverse zone's too): dnsmasq forwards each domain only where its line says.
+    let body: String = p
+        .zones()
+        .iter()
+        .map(|z| format!("server=/{z}/{}#{}\n", p.server.ip(), p.server.port()))
+        .collect();
     let reload = Step::new(
         &["nmcli", "general", "reload", "dns-full"],
         "restart NetworkManager's dnsmasq so it reads dnsmasq.d",

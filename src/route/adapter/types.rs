@@ -96,6 +96,9 @@ impl LinkKind {
 #[derive(Debug, Clone, Serialize)]
 pub struct Params {
     pub zone: String,
+    /// The reverse zone of the live generation's /24 (`C.B.A.in-addr.arpa`), routed beside `zone`;
+    /// `None` before the first generation (the empty zone has no reverse zone).
+    pub reverse: Option<String>,
     pub server: SocketAddr,
     pub link: String,
     pub address: Ipv4Addr,
@@ -111,6 +114,18 @@ pub struct Params {
 impl Params {
     pub fn cidr(&self) -> String {
         format!("{}/{}", self.address, self.prefix)
+    }
+
+    /// The zones the route carries: the zone, then its reverse zone when there is one.
+    pub fn zones(&self) -> Vec<&str> {
+        std::iter::once(self.zone.as_str())
+            .chain(self.reverse.as_deref())
+            .collect()
+    }
+
+    /// The route-only domains as resolved's `Domains=` (and `resolvectl domain`) spell them.
+    pub fn routing_domains(&self) -> Vec<String> {
+        self.zones().iter().map(|z| format!("~{z}")).collect()
     }
 }
 
