@@ -140,26 +140,57 @@ pub fn record_digest(
     records: &[Record],
     ptr: &[Ptr],
 ) -> String {
-    use std::io::Write as _;
-    // Streamed into the hash through one small buffer: no copy of the whole text.
-    let mut h = std::io::BufWriter::with_capacity(64 * 1024, HashWriter(Sha256::new()));
-    let _ = write!(
-        h,
+    let mut h = Sha256::new();
+    let mut text = format!(
         "pigsty-dns records v1\nzone {zone}\nttl {ttl}\nsoa {} {} {} {} {} {}\n",
         soa.mname, soa.rname, soa.refresh, soa.retry, soa.expire, soa.minimum
-    );
+    )
+    .into_bytes();
     for n in ns {
-        let _ = writeln!(h, "ns {n}");
+        text.extend_from_slice(b"ns ");
+        text.extend_from_slice(n.as_bytes());
+        text.push(b'\n');
     }
+    // Streamed into the hash through one small buffer: no copy of the whole text.
+    let mut flush = |text: &mut Vec<u8>, force: bool| {
+        if force || text.len() > 60 * 1024 {
+            h.update(&text[..]);
+            text.clear();
+        }
+    };
     for r in records {
-        let _ = writeln!(h, "a {} {}", r.name, r.address);
+        text.extend_from_slice(b"a ");
+        text.extend_from_slice(r.name.as_bytes());
+        text.push(b' ');
+        push_ipv4(&mut text, r.address);
+        text.push(b'\n');
+        flush(&mut text, false);
     }
     for p in ptr {
-        let _ = writeln!(h, "ptr {} {}", p.address, p.name);
+        text.extend_from_slice(b"ptr ");
+        push_ipv4(&mut text, p.address);
+        text.push(b' ');
+        text.extend_from_slice(p.name.as_bytes());
+        text.push(b'\n');
+        flush(&mut text, false);
     }
-    match h.into_inner() {
-        Ok(w) => hex(&w.0.finalize()),
-        Err(_) => String::new(),
+    flush(&mut text, true);
+    hex(&h.finalize())
+}
+
+/// `a.b.c.d` in decimal, as `Ipv4Addr`'s `Display` writes it, without the formatting machinery.
+fn push_ipv4(out: &mut Vec<u8>, a: std::net::Ipv4Addr) {
+    for (i, o) in a.octets().into_iter().enumerate() {
+        if i > 0 {
+            out.push(b'.');
+        }
+        if o >= 100 {
+            out.push(b'0' + o / 100);
+        }
+        if o >= 10 {
+            out.push(b'0' + o / 10 % 10);
+        }
+        out.push(b'0' + o % 10);
     }
 }
 
@@ -285,9 +316,9 @@ impl Generation {
         for r in &self.records {
             let folded = name::fold_host_name(&r.name)
                 .map_err(|e| format!("has an invalid record name: {e}"))?;
-            if folded != r.name
-                || name::place(&r.name, &zone) != name::Placement::Served(r.name.clone())
-            {
+            let served =
+                matches!(name::place(&r.name, &zone), name::Placement::Served(n) if n == r.name);
+            if folded != r.name || !served {
                 return Err(format!(
                     "has the record {:?}, which is not a canonical name in zone {zone}",
                     r.name
@@ -383,14 +414,13 @@ pub fn count_file_strings(bytes: &[u8]) -> Result<(), String> {
 
 /// Format 2's layout: header, lines, digest line.
 mod lines {
-    use std::fmt::Write as _;
     use std::net::Ipv4Addr;
 
     use serde::{Deserialize, Serialize};
 
     use super::{
         FORMAT, FORMAT_JSON, Generation, Input, MAX_STRINGS, NotServed, Ptr, Record, SkippedHost,
-        Soa, count_strings, json_strings, sha256_hex,
+        Soa, count_strings, json_strings, push_ipv4, sha256_hex,
     };
 
     pub(super) const DIGEST_KEY: &[u8] = b"self_digest ";
@@ -463,41 +493,39 @@ mod lines {
         out.push(b'\n');
     }
 
-    /// A source is written bare when that reads back unambiguously, else as a JSON string.
-    fn push_source(out: &mut String, s: &str) {
-        if !s.is_empty() && !s.starts_with('"') && s.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
-            out.push_str(s);
+    /// Whether a source is written bare: it then reads back unambiguously as one token.
+    fn is_bare(s: &str) -> bool {
+        !s.is_empty() && !s.starts_with('"') && s.bytes().all(|b| (0x21..=0x7e).contains(&b))
+    }
+
+    /// A source bare when [`is_bare`], else as a JSON string.
+    fn push_source(out: &mut Vec<u8>, s: &str) {
+        if is_bare(s) {
+            out.extend_from_slice(s.as_bytes());
         } else {
-            out.push_str(&serde_json::to_string(s).unwrap_or_default());
+            let _ = serde_json::to_writer(&mut *out, s);
         }
-    }
-
-    fn record_line(out: &mut String, r: &Record) {
-        let _ = write!(out, "{RECORD}{} {}", r.name, r.address);
-        for s in &r.sources {
-            out.push(' ');
-            push_source(out, s);
-        }
-    }
-
-    fn ptr_line(out: &mut String, p: &Ptr) {
-        let _ = write!(out, "{PTR}{} {}", p.address, p.name);
     }
 
     /// Header and lines: every byte the self-digest covers.
     pub(super) fn encode_body(g: &Generation, out: &mut Vec<u8>) {
         header(g, out);
-        let mut line = String::with_capacity(128);
         for r in &g.records {
-            line.clear();
-            record_line(&mut line, r);
-            out.extend_from_slice(line.as_bytes());
+            out.extend_from_slice(RECORD.as_bytes());
+            out.extend_from_slice(r.name.as_bytes());
+            out.push(b' ');
+            push_ipv4(out, r.address);
+            for s in &r.sources {
+                out.push(b' ');
+                push_source(out, s);
+            }
             out.push(b'\n');
         }
         for p in &g.ptr {
-            line.clear();
-            ptr_line(&mut line, p);
-            out.extend_from_slice(line.as_bytes());
+            out.extend_from_slice(PTR.as_bytes());
+            push_ipv4(out, p.address);
+            out.push(b' ');
+            out.extend_from_slice(p.name.as_bytes());
             out.push(b'\n');
         }
     }
@@ -527,6 +555,10 @@ mod lines {
                 rest.find(' ').unwrap_or(rest.len())
             };
             let (tok, after) = rest.split_at(end);
+            if tok.is_empty() {
+                rest = "";
+                return Some(Err("two spaces in a row".into()));
+            }
             rest = match after.strip_prefix(' ') {
                 Some(a) if !a.is_empty() => a,
                 Some(_) => {
@@ -539,18 +571,44 @@ mod lines {
         })
     }
 
+    /// A source token, accepted only in the form [`push_source`] writes.
     fn source(tok: &str) -> Result<String, String> {
-        if tok.starts_with('"') {
-            serde_json::from_str(tok).map_err(|e| format!("a quoted source does not parse ({e})"))
-        } else {
-            Ok(tok.to_string())
+        if !tok.starts_with('"') {
+            return if is_bare(tok) {
+                Ok(tok.to_string())
+            } else {
+                Err(format!("the source {tok:?} should be quoted"))
+            };
         }
+        let s: String = serde_json::from_str(tok)
+            .map_err(|e| format!("a quoted source does not parse ({e})"))?;
+        if is_bare(&s) || serde_json::to_string(&s).ok().as_deref() != Some(tok) {
+            return Err(format!("the source {tok} is not quoted as it is written"));
+        }
+        Ok(s)
     }
 
+    /// An address token, accepted only as `Ipv4Addr` writes it: four decimal octets, no leading zero.
     fn address(tok: Option<Result<&str, String>>) -> Result<Ipv4Addr, String> {
         let tok = tok.ok_or("an address is missing")??;
-        tok.parse()
-            .map_err(|_| format!("{tok:?} is not an IPv4 address"))
+        let bad = || format!("{tok:?} is not an IPv4 address as it is written");
+        let mut octets = [0u8; 4];
+        let mut parts = tok.split('.');
+        for o in &mut octets {
+            let p = parts.next().ok_or_else(bad)?;
+            if p.is_empty()
+                || p.len() > 3
+                || (p.len() > 1 && p.starts_with('0'))
+                || !p.bytes().all(|b| b.is_ascii_digit())
+            {
+                return Err(bad());
+            }
+            *o = p.parse().map_err(|_| bad())?;
+        }
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        Ok(octets.into())
     }
 
     fn not_a_file(why: &str) -> String {
@@ -615,7 +673,8 @@ mod lines {
     }
 
     /// Parses format 2. With `verify`, the self-digest is checked on the raw bytes before anything is
-    /// parsed, and every line and the header must be exactly what [`encode_body`] writes.
+    /// parsed and the header must re-encode to its bytes. The lines are read strictly (single spaces,
+    /// addresses and sources only in the form [`encode_body`] writes them), so what parses is canonical.
     pub(super) fn decode(bytes: &[u8], verify: bool) -> Result<(Generation, String), String> {
         let Parts {
             body,
@@ -640,7 +699,6 @@ mod lines {
         let mut records = Vec::with_capacity(h.record_lines.min(lines.len() / 16));
         let mut ptr = Vec::with_capacity(h.ptr_lines.min(lines.len() / 16));
         let mut strings = 0usize;
-        let mut canonical = String::with_capacity(128);
         for (i, line) in lines.split_terminator('\n').enumerate() {
             let at = |why: String| {
                 format!(
@@ -648,7 +706,6 @@ mod lines {
                     first_line + i
                 )
             };
-            canonical.clear();
             if let Some(rest) = line.strip_prefix(RECORD) {
                 if !ptr.is_empty() {
                     return Err(at("a record after the PTR lines".into()));
@@ -670,7 +727,6 @@ mod lines {
                     address,
                     sources,
                 };
-                record_line(&mut canonical, &r);
                 records.push(r);
             } else if let Some(rest) = line.strip_prefix(PTR) {
                 let mut t = tokens(rest);
@@ -685,16 +741,12 @@ mod lines {
                 }
                 strings += 1;
                 let p = Ptr { address, name };
-                ptr_line(&mut canonical, &p);
                 ptr.push(p);
             } else {
                 return Err(at("neither a record (`a `) nor a PTR (`ptr `) line".into()));
             }
             if strings > MAX_STRINGS {
                 return Err(too_many());
-            }
-            if verify && canonical != line {
-                return Err(at("not as it was written".into()));
             }
         }
         if records.len() != h.record_lines || ptr.len() != h.ptr_lines {
