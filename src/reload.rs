@@ -202,11 +202,14 @@ pub fn watch_dir(
         if matches!(event.kind, notify::EventKind::Access(_)) {
             return;
         }
+        // The unlink of a writer's temporary name counts too: where a store links and then unlinks (no
+        // no-replace rename), a pass woken by the link may have seen the file with two links.
+        let removed = matches!(event.kind, notify::EventKind::Remove(_));
         let relevant = event.paths.iter().any(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
             match &only {
                 Some(file) => p == file || p.file_name() == file.file_name(),
-                None => !name.starts_with('.'),
+                None => !name.starts_with('.') || removed,
             }
         });
         if relevant || event.paths.is_empty() {

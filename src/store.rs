@@ -337,7 +337,8 @@ impl StateDir {
         })
     }
 
-    /// temp file (0600, fsync) → link to the final name, which fails if it exists → unlink temp → fsync dir.
+    /// temp file (0600, fsync) → no-replace rename (or link) to the final name, which fails if it exists →
+    /// fsync dir ([`write_new`]).
     fn write(&self, g: &Generation) -> Result<PathBuf, StoreError> {
         let (bytes, self_digest) = g.encode_with_digest();
         let final_path = self
