@@ -61,6 +61,7 @@ done
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for b in "${bins[@]}"; do
   k=$(echo "$b" | md5sum | cut -c1-8)
+  [ -f "$work/size-$k" ] || continue
   cat "$work/size-$k"
   for c in check load; do
     f="$work/$c-$k"

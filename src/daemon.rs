@@ -107,6 +107,7 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
             ),
         ));
     }
+    reload::settle_allocator();
     let root = store::resolve(o.state_dir.as_deref())?;
     let dir = StateDir::open(&root, true)?;
     let _lock = dir.lock_server()?;
