@@ -33,6 +33,9 @@ SERVER_BOUND_S = 900  # `timeout` bound on every server process: nothing outlive
 LIBC = ctypes.CDLL("libc.so.6", use_errno=True)
 
 ALL_SERVERS = ["pigsty-dns", "nsd", "knot", "bind", "unbound", "dnsmasq", "hickory-dns", "echo"]
+# Optional comparison builds (issue 13): another pigsty-dns binary and another echo responder, given by
+# --pigsty-alt / --echo-alt, e.g. the one-datagram-per-system-call UDP loop and floor.
+ALT_SERVERS = ["pigsty-dns-alt", "echo-alt"]
 
 
 def log(*a):
@@ -340,8 +343,13 @@ def make_server(env, name, data, port):
     if name == "pigsty-dns":
         return Server([env.pigsty, "serve", "--listen", f"127.0.0.1:{port}", "--state-dir", data["state"]],
                       env=dict(os.environ, RUST_LOG="warn"))
+    if name == "pigsty-dns-alt":
+        return Server([env.args.pigsty_alt, "serve", "--listen", f"127.0.0.1:{port}", "--state-dir",
+                       data["state"]], env=dict(os.environ, RUST_LOG="warn"))
     if name == "echo":
         return Server([env.echo, str(port), str(SERVER_BOUND_S)])
+    if name == "echo-alt":
+        return Server([env.args.echo_alt, str(port), str(SERVER_BOUND_S)])
     if name == "nsd":
         conf = os.path.join(d, "nsd.conf")
         with open(conf, "w") as f:
@@ -479,8 +487,8 @@ def one_run(env, name, data, port, plan, round_no):
     rec = {"server": name, "n": data["n"], "round": round_no}
     try:
         q, a = data["probe"]
-        rec["ready_s"] = wait_ready(srv, port, q, a, echo=(name == "echo"))
-        if name != "echo":
+        rec["ready_s"] = wait_ready(srv, port, q, a, echo=name.startswith("echo"))
+        if not name.startswith("echo"):
             # Every server must also answer the node name and NXDOMAIN an unknown one, over UDP and TCP.
             for tcp in (False, True):
                 r = query_a(port, f"meta.{ZONE}", timeout=1, tcp=tcp)
@@ -556,6 +564,8 @@ def main():
     ap.add_argument("--pigsty", required=True)
     ap.add_argument("--hickory", required=True)
     ap.add_argument("--echo", required=True)
+    ap.add_argument("--pigsty-alt", help="a second pigsty-dns binary, run as server pigsty-dns-alt")
+    ap.add_argument("--echo-alt", help="a second echo responder, run as server echo-alt")
     ap.add_argument("--servers", default=",".join(ALL_SERVERS))
     ap.add_argument("--sizes", default="100,1000,100000")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds of the UDP run")
@@ -580,7 +590,7 @@ def main():
         for n in sizes:
             log(f"preparing {n} names")
             data[n] = prepare(env, n)
-        port = {s: 15300 + i for i, s in enumerate(ALL_SERVERS)}
+        port = {s: 15300 + i for i, s in enumerate(ALL_SERVERS + ALT_SERVERS)}
         for rnd in range(1, args.rounds + 1):
             plan = ["udp", "tcp", "lat"] if rnd <= args.full_rounds else ["udp"]
             # Interleaved: every server and size once per round; the server order rotates each round.

@@ -51,6 +51,12 @@ pub struct ServeOptions {
     pub negative_ttl: u32,
     pub tcp_idle_timeout: Duration,
     pub tcp_max_connections: usize,
+    /// `--allow-transfer`: loopback clients that may AXFR/IXFR.
+    pub allow_transfer: Vec<std::net::IpAddr>,
+    /// `--notify`: loopback secondaries told of every swap.
+    pub notify: Vec<SocketAddr>,
+    /// `--tsig-key`: transfers must be signed with this key.
+    pub tsig_key: Option<PathBuf>,
 }
 
 fn bind_error(e: BindError) -> AppError {
@@ -107,6 +113,41 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
             ),
         ));
     }
+    let acl = crate::transfer::Acl::new(&o.allow_transfer).map_err(|e| {
+        AppError::new(
+            Class::Usage,
+            e.to_string(),
+            "give --allow-transfer 127.0.0.1 (or another 127.0.0.0/8 address, or ::1)",
+        )
+    })?;
+    if let Some(a) = o
+        .notify
+        .iter()
+        .find(|a| !crate::transfer::acl::is_loopback(&a.ip()))
+    {
+        return Err(AppError::new(
+            Class::Usage,
+            format!("--notify {a}: not a loopback address; pigsty-dns stays on loopback"),
+            "give --notify 127.0.0.1:PORT, the secondary's address on this host",
+        ));
+    }
+    let key = match &o.tsig_key {
+        None => None,
+        Some(p) => Some(crate::transfer::tsig::Key::load(p).map_err(|e| {
+            AppError::new(
+                Class::Usage,
+                e,
+                "give a 0600 key file of yours from `tsig-keygen -a hmac-sha256 NAME` or `keymgr -t NAME hmac-sha256`",
+            )
+        })?),
+    };
+    if key.is_some() && acl.is_empty() {
+        return Err(AppError::new(
+            Class::Usage,
+            "--tsig-key without --allow-transfer: no one may transfer",
+            "add --allow-transfer ADDR for the secondary's loopback address",
+        ));
+    }
     reload::settle_allocator();
     let root = store::resolve(o.state_dir.as_deref())?;
     let dir = StateDir::open(&root, true)?;
@@ -125,14 +166,22 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
                 "check the system's limits",
             )
         })?;
-    rt.block_on(serve(o, dir))
+    rt.block_on(serve(o, dir, acl, key))
 }
 
-async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
+async fn serve(
+    o: ServeOptions,
+    dir: StateDir,
+    acl: crate::transfer::Acl,
+    key: Option<crate::transfer::tsig::Key>,
+) -> Result<(), AppError> {
+    let transfers =
+        (!acl.is_empty()).then(|| Arc::new(crate::transfer::Transfers::new(acl, dir.root(), key)));
     let cfg = ServerConfig {
         listen: o.listen.clone(),
         tcp_idle_timeout: o.tcp_idle_timeout,
         tcp_max_connections: o.tcp_max_connections,
+        transfers: transfers.clone(),
         ..ServerConfig::default()
     };
     // Signals first, so a SIGTERM during start-up is not lost.
@@ -174,7 +223,10 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
     } else {
         None
     };
+    let notifier =
+        (!o.notify.is_empty()).then(|| Arc::new(crate::transfer::notify::Notifier::new(&o.notify)));
     let write_status = {
+        let notifier = notifier.clone();
         let (live, dir, counters, listen, zone, follow) = (
             live.clone(),
             dir.clone(),
@@ -201,7 +253,9 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
                 updated: crate::output::rfc3339(SystemTime::now()),
                 listen: listen.clone(),
                 zone: zone.to_string(),
+                reverse_zone: view.reverse().map(|r| r.zone().to_string()),
                 serial: view.serial(),
+                secondaries: notifier.as_ref().map(|n| n.snapshot()).unwrap_or_default(),
                 record_digest: view.record_digest().map(String::from),
                 records: view.record_count(),
                 generation: info.generation.map(|p| p.display().to_string()),
@@ -273,6 +327,10 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
             .ok()
     });
     let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+    // NOTIFY runs beside the swap path, reading only the live view.
+    let notifying = notifier
+        .clone()
+        .map(|n| tokio::spawn(n.run(live.view.clone(), stop_rx.clone())));
     let background = {
         let (live, dir, write_status) = (live.clone(), dir.clone(), write_status.clone());
         let opts = FollowOpts {
@@ -333,6 +391,9 @@ async fn serve(o: ServeOptions, dir: StateDir) -> Result<(), AppError> {
         .await;
     let _ = stop_tx.send(true);
     let _ = background.await;
+    if let Some(n) = notifying {
+        let _ = n.await;
+    }
     write_status(ServerState::Stopped);
     served.map_err(|e| {
         AppError::new(

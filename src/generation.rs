@@ -329,8 +329,7 @@ impl Generation {
             }
             previous = Some(&r.name);
         }
-        // ISSUE 12 (branch `reverse`): the PTR rules go here, as one call:
-        // crate::records::check_ptr(&self.records, &self.ptr)?;
+        crate::records::check_ptr(&self.records, &self.ptr)?;
         if record_digest(
             &self.zone,
             self.ttl,
@@ -1021,15 +1020,23 @@ mod tests {
             "tab\there".into(),
             "é".into(),
         ];
-        g.ptr = vec![Ptr {
-            address: [10, 10, 10, 10].into(),
-            name: "meta.pigsty.test".into(),
-        }];
+        g.ptr = vec![
+            Ptr {
+                address: [10, 10, 10, 10].into(),
+                name: "meta.pigsty.test".into(),
+            },
+            Ptr {
+                address: [10, 10, 10, 11].into(),
+                name: "a.b.pigsty.test".into(),
+            },
+        ];
         g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records, &g.ptr);
         let bytes = g.encode();
         let text = std::str::from_utf8(&bytes).unwrap();
         assert!(
-            text.contains("\nptr 10.10.10.10 meta.pigsty.test\nself_digest "),
+            text.contains(
+                "\nptr 10.10.10.10 meta.pigsty.test\nptr 10.10.10.11 a.b.pigsty.test\nself_digest "
+            ),
             "{text}"
         );
         assert_eq!(Generation::decode(&bytes).unwrap(), g);

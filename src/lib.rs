@@ -12,11 +12,13 @@
 //!   streaming YAML reader, [`inventory`] Barn's inventory rules, [`name`] DNS name rules and the zone
 //!   mapping, [`records`] address rules, conflicts and diffs.
 //! - Generations: [`generation`] the sealed on-disk format and its digests, [`store`] the state
-//!   directory (locks, history, pruning), [`zone_view`] the read-only view answered from, [`wire`] the
+//!   directory (locks, history, pruning), [`zone_view`] the read-only view answered from (holding
+//!   [`reverse_view`], the reverse zone of the same generation), [`wire`] the
 //!   DNS wire numbers shared by the view and the answering core.
 //! - Serving: [`daemon`] the `serve` command (lock, bind, status file, signals), [`reload`] the hot swap,
 //!   [`server`] sockets and loops, [`answer`] every answering rule as one pure function, [`sd_notify`]
-//!   the systemd readiness protocol.
+//!   the systemd readiness protocol, [`transfer`] zone transfer to real secondaries (AXFR, IXFR from the
+//!   history, NOTIFY, TSIG), which the loops route transfer requests to before the query rules.
 //! - Commands that run and stop: [`commands`] (`check`, `load`, `history`, `rollback`, `export`,
 //!   `status`), each returning an [`output::Report`].
 //! - Installers: [`route`] (OS resolver → daemon) and [`service`] (systemd / launchd). They talk to the
@@ -40,6 +42,7 @@ pub mod output;
 pub mod probe;
 pub mod records;
 pub mod reload;
+pub mod reverse_view;
 pub mod route;
 pub mod sd_notify;
 pub mod server;
@@ -47,6 +50,7 @@ pub mod service;
 pub mod status_file;
 pub mod store;
 pub mod sys;
+pub mod transfer;
 pub mod transport;
 mod wire;
 pub mod yaml;

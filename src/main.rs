@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use pigsty_dns::commands::{self, ExportFormat, LoadOptions};
+use pigsty_dns::commands::{self, ExportFormat, LoadOptions, ZoneOf};
 use pigsty_dns::daemon::{self, ServeOptions};
 use pigsty_dns::defaults::{
     ENV_LISTEN, ENV_LOG, ENV_ZONE, LISTEN_STR, NEGATIVE_TTL, TCP_IDLE_TIMEOUT_SECS,
@@ -76,6 +76,15 @@ enum Command {
         tcp_max_connections: usize,
         #[arg(long, value_enum, default_value = "text")]
         log_format: LogFormat,
+        /// Let this loopback address transfer the zones (AXFR/IXFR over TCP); repeat for more. Off by default.
+        #[arg(long, value_name = "ADDR")]
+        allow_transfer: Vec<std::net::IpAddr>,
+        /// Send NOTIFY to this loopback secondary on every swap; repeat for more.
+        #[arg(long, value_name = "ADDR:PORT")]
+        notify: Vec<SocketAddr>,
+        /// Require transfers to be signed with this TSIG key (hmac-sha256; a BIND or Knot key file, mode 0600).
+        #[arg(long, value_name = "FILE")]
+        tsig_key: Option<PathBuf>,
         #[command(flatten)]
         state: StateArgs,
     },
@@ -95,6 +104,9 @@ enum Command {
         serial: Option<u32>,
         #[arg(long, value_enum, default_value = "zone")]
         format: ExportFormat,
+        /// With --format zone: the forward zone, or the reverse zone of the managed /24.
+        #[arg(long, value_enum, default_value = "forward")]
+        zone_of: ZoneOf,
         /// Write to FILE (atomically) instead of stdout.
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
@@ -185,6 +197,9 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             tcp_idle_timeout,
             tcp_max_connections,
             log_format,
+            allow_transfer,
+            notify,
+            tsig_key,
             state,
         } => {
             let zone = zone_arg(zone)?;
@@ -199,6 +214,9 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
                 negative_ttl: *negative_ttl,
                 tcp_idle_timeout: Duration::from_secs(*tcp_idle_timeout),
                 tcp_max_connections: *tcp_max_connections,
+                allow_transfer: allow_transfer.clone(),
+                notify: notify.clone(),
+                tsig_key: tsig_key.clone(),
             })?;
             Ok(Report::same(""))
         }
@@ -213,12 +231,14 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
         Command::Export {
             serial,
             format,
+            zone_of,
             output,
             state,
         } => commands::export::run(
             state.state_dir.as_deref(),
             *serial,
             *format,
+            *zone_of,
             output.as_deref(),
         ),
         Command::History { state } => commands::history::run(state.state_dir.as_deref()),

@@ -5,7 +5,7 @@ use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::inventory::{Host, InputError, Inventory};
+use crate::inventory::{Host, InputError, Inventory, VmHost};
 use crate::name::{self, Placement, Zone};
 
 /// One served name. `sources` says where each mention of it came from (input paths), sorted.
@@ -28,7 +28,7 @@ pub struct NotServed {
 }
 
 /// The reverse-zone record of one address: `address` → `name`, the address's canonical name (the rule
-/// that picks it lives in [`RecordSet::build`]). Always forward-confirmed: `name` has an A to `address`.
+/// that picks it is [`canonical_names`]). Always forward-confirmed: `name` has an A to `address`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Ptr {
@@ -178,14 +178,45 @@ impl RecordSet {
                 source: format!("{}.vm_skip", h.origin),
             })
             .collect();
+        let ptr = canonical_names(&managed, &inv.vm_hosts, zone);
         Ok(RecordSet {
             zone: zone.clone(),
             records,
-            ptr: Vec::new(),
+            ptr,
             not_served,
             skipped_hosts,
         })
     }
+}
+
+/// The canonical-name rule, one PTR per address that has served names: the node name of the managed
+/// host at the address when there is one, else the first served name of the first `vm_hosts` entry
+/// for it in input order (the input allows one entry per address). Names outside the zone are skipped,
+/// so a PTR target always has an A back to its address. Runs after every name was validated, so
+/// folding cannot fail here.
+fn canonical_names(managed: &[&Host], vm_hosts: &[VmHost], zone: &Zone) -> Vec<Ptr> {
+    let served = |raw: &str| match name::place(&name::fold_host_name(raw).ok()?, zone) {
+        Placement::Served(fqdn) => Some(fqdn),
+        Placement::OutsideZone => None,
+    };
+    let mut chosen: BTreeMap<Ipv4Addr, String> = BTreeMap::new();
+    for h in managed {
+        if let Some(fqdn) = h.node_name.as_ref().and_then(|n| served(&n.name)) {
+            chosen.entry(h.address).or_insert(fqdn);
+        }
+    }
+    for v in vm_hosts {
+        if chosen.contains_key(&v.address) {
+            continue;
+        }
+        if let Some(fqdn) = v.names.iter().find_map(|n| served(&n.name)) {
+            chosen.insert(v.address, fqdn);
+        }
+    }
+    chosen
+        .into_iter()
+        .map(|(address, name)| Ptr { address, name })
+        .collect()
 }
 
 fn bad_name(at: &str, e: &name::NameError, next: &str) -> InputError {
@@ -198,6 +229,49 @@ fn bad_name(at: &str, e: &name::NameError, next: &str) -> InputError {
 pub fn reverse_zone(records: &[Record]) -> Option<String> {
     let [a, b, c, _] = records.first()?.address.octets();
     Some(format!("{c}.{b}.{a}.in-addr.arpa"))
+}
+
+/// The PTR rules a stored generation must meet: sorted by address, one per address that has names and
+/// none for an address without, each target a served name with an A back to the same address. An
+/// empty list is a generation from before reverse zones (it serves no reverse zone).
+pub fn check_ptr(records: &[Record], ptr: &[Ptr]) -> Result<(), String> {
+    if ptr.is_empty() {
+        return Ok(());
+    }
+    let mut previous: Option<Ipv4Addr> = None;
+    for p in ptr {
+        if previous.is_some_and(|a| a >= p.address) {
+            return Err(format!(
+                "has the PTR of {} out of order or twice",
+                p.address
+            ));
+        }
+        previous = Some(p.address);
+        // Records are sorted by name (checked before this).
+        match records.binary_search_by(|r| r.name.as_str().cmp(&p.name)) {
+            Ok(i) if records[i].address == p.address => {}
+            Ok(i) => {
+                return Err(format!(
+                    "has the PTR {} -> {}, whose A is {}",
+                    p.address, p.name, records[i].address
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "has the PTR {} -> {}, a name it does not serve",
+                    p.address, p.name
+                ));
+            }
+        }
+    }
+    let named: std::collections::BTreeSet<Ipv4Addr> = records.iter().map(|r| r.address).collect();
+    if let Some(a) = named
+        .iter()
+        .find(|a| ptr.binary_search_by(|p| p.address.cmp(a)).is_err())
+    {
+        return Err(format!("has names at {a} but no PTR for it"));
+    }
+    Ok(())
 }
 
 /// The address rules a stored generation must still meet: one private /24, `.9`-`.254`. The server
@@ -337,12 +411,25 @@ impl Names<'_> {
     }
 }
 
-/// What changes between two sorted record lists, as a client would see it.
+/// What changes between two sorted record lists (and their PTR lists), as a client would see it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Diff {
     pub added: Vec<Change>,
     pub removed: Vec<Change>,
     pub changed: Vec<Change>,
+    /// PTRs added, removed or pointed elsewhere, by address; absent from the JSON when none changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ptr: Vec<PtrChange>,
+}
+
+/// One address whose PTR appears (`old` absent), goes (`new` absent) or changes its target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PtrChange {
+    pub address: Ipv4Addr,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -397,14 +484,267 @@ impl Diff {
         d
     }
 
+    /// Adds the PTR changes between two address-sorted PTR lists.
+    pub fn with_ptr(mut self, old: &[Ptr], new: &[Ptr]) -> Diff {
+        let old: BTreeMap<Ipv4Addr, &str> = old.iter().map(|p| (p.address, &*p.name)).collect();
+        let new: BTreeMap<Ipv4Addr, &str> = new.iter().map(|p| (p.address, &*p.name)).collect();
+        let addresses: std::collections::BTreeSet<Ipv4Addr> =
+            old.keys().chain(new.keys()).copied().collect();
+        for address in addresses {
+            let (o, n) = (old.get(&address).copied(), new.get(&address).copied());
+            if o != n {
+                self.ptr.push(PtrChange {
+                    address,
+                    old: o.map(String::from),
+                    new: n.map(String::from),
+                });
+            }
+        }
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+        self.added.is_empty()
+            && self.removed.is_empty()
+            && self.changed.is_empty()
+            && self.ptr.is_empty()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generation::{Soa, record_digest};
+    use crate::inventory;
+
+    fn build(yaml: &str) -> RecordSet {
+        let inv = inventory::parse(yaml).unwrap();
+        RecordSet::build(&inv, &Zone::parse("pigsty.test").unwrap()).unwrap()
+    }
+
+    fn ptrs(set: &RecordSet) -> Vec<(String, String)> {
+        set.ptr
+            .iter()
+            .map(|p| (p.address.to_string(), p.name.clone()))
+            .collect()
+    }
+
+    fn digest(set: &RecordSet) -> String {
+        let soa = Soa::for_zone(&set.zone, 5);
+        let ns = ["localhost.".to_string()];
+        record_digest(set.zone.as_str(), 30, &soa, &ns, &set.records, &set.ptr)
+    }
+
+    #[test]
+    fn the_canonical_name_is_the_node_name_else_the_first_served_vm_hosts_name() {
+        let set = build(
+            "all:
+  children:
+    pg-meta:
+      hosts:
+        10.10.10.10: { pg_cluster: pg-meta, pg_seq: 1, vm_alias: [a-alias, meta] }
+        10.10.10.11: { vm_alias: [aaa] }
+      vars: {}
+  vars:
+    vm_hosts:
+      - { address: 10.10.10.10, names: [aaa-vm] }
+      - { address: 10.10.10.30, names: [I.Pigsty, Zed.Pigsty.Test, abc] }
+      - { address: 10.10.10.31, names: [outside.example] }
+",
+        );
+        assert_eq!(
+            ptrs(&set),
+            [
+                (
+                    "10.10.10.10".to_string(),
+                    "pg-meta-1.pigsty.test".to_string()
+                ),
+                ("10.10.10.11".into(), "node-11.pigsty.test".into()),
+                // Lowercased; `i.pigsty` is outside the zone, so never a target.
+                ("10.10.10.30".into(), "zed.pigsty.test".into()),
+            ]
+        );
+        check_ptr(&set.records, &set.ptr).unwrap();
+    }
+
+    #[test]
+    fn check_ptr_refuses_what_a_crafted_generation_could_hold() {
+        let set = build(
+            "all:
+  hosts: { 10.10.10.10: { nodename: meta }, 10.10.10.11: { nodename: two } }
+",
+        );
+        let (r, p) = (&set.records, &set.ptr);
+        assert!(check_ptr(r, p).is_ok());
+        assert!(check_ptr(r, &[]).is_ok(), "a generation from before PTRs");
+        let edit = |f: &dyn Fn(&mut Vec<Ptr>)| {
+            let mut p = p.clone();
+            f(&mut p);
+            check_ptr(r, &p).unwrap_err()
+        };
+        assert!(edit(&|p| p.swap(0, 1)).contains("out of order"));
+        assert!(edit(&|p| p.push(p[1].clone())).contains("out of order or twice"));
+        assert!(edit(&|p| p[0].name = "two.pigsty.test".into()).contains("whose A is 10.10.10.11"));
+        assert!(edit(&|p| p[0].name = "x.pigsty.test".into()).contains("does not serve"));
+        assert!(
+            edit(&|p| {
+                p.pop();
+            })
+            .contains("names at 10.10.10.11 but no PTR")
+        );
+        assert!(
+            edit(&|p| p.push(Ptr {
+                address: [10, 10, 10, 12].into(),
+                name: "meta.pigsty.test".into()
+            }))
+            .contains("whose A is 10.10.10.10")
+        );
+    }
+
+    #[test]
+    fn the_record_digest_covers_the_ptr_choice() {
+        let a = build(
+            "all:
+  hosts: { 10.10.10.10: { nodename: meta } }
+  vars:
+    vm_hosts: [ { address: 10.10.10.20, names: [one, two] } ]
+",
+        );
+        // The same records from a differently written input: same digest.
+        let same = build(
+            "all:
+  vars:
+    vm_hosts: [ { address: 10.10.10.20, names: [One, two.pigsty.test] } ]
+  hosts: { 10.10.10.10: { nodename: meta } }
+",
+        );
+        let served = |s: &RecordSet| -> Vec<(String, Ipv4Addr)> {
+            s.records
+                .iter()
+                .map(|r| (r.name.clone(), r.address))
+                .collect()
+        };
+        assert_eq!(served(&a), served(&same), "sources differ, records do not");
+        assert_eq!(a.ptr, same.ptr);
+        assert_eq!(digest(&a), digest(&same));
+        // The same A records, another canonical name at .20: another digest.
+        let swapped = build(
+            "all:
+  hosts: { 10.10.10.10: { nodename: meta } }
+  vars:
+    vm_hosts: [ { address: 10.10.10.20, names: [two, one] } ]
+",
+        );
+        assert_eq!(served(&a), served(&swapped));
+        assert_ne!(a.ptr, swapped.ptr);
+        assert_ne!(digest(&a), digest(&swapped));
+        // Without PTRs the digest is the one from before reverse zones: a different text.
+        let mut old = a.clone();
+        old.ptr.clear();
+        assert_ne!(digest(&a), digest(&old));
+    }
+
+    #[test]
+    fn a_stored_generation_with_a_forged_ptr_is_refused() {
+        use crate::generation::{Generation, Input};
+        let set = build("all:\n  hosts: { 10.10.10.10: { nodename: meta }, 10.10.10.11: {} }\n");
+        let input = Input {
+            path: "/x".into(),
+            sha256: "0".repeat(64),
+        };
+        let g = Generation::seal(&set, 30, 5, 7, "2026-12-01T00:00:00Z".into(), input);
+        assert_eq!(g.ptr.len(), 2);
+        assert_eq!(Generation::decode(&g.encode()).unwrap(), g);
+        // Digests re-made to match: only the PTR check can refuse it.
+        let mut forged = g.clone();
+        forged.ptr[1].name = "meta.pigsty.test".into();
+        forged.record_digest = record_digest(
+            &forged.zone,
+            forged.ttl,
+            &forged.soa,
+            &forged.ns,
+            &forged.records,
+            &forged.ptr,
+        );
+        let e = Generation::decode(&forged.encode()).unwrap_err();
+        assert!(e.contains("PTR 10.10.10.11 -> meta.pigsty.test"), "{e}");
+    }
+
+    /// Barn-style inventories with every way to name a host (nodename, pg_cluster/pg_seq, the octet
+    /// default, aliases in and outside the zone, vm_hosts entries beside or apart from hosts, vm_skip):
+    /// every PTR is forward-confirmed and every address with names has exactly one.
+    #[test]
+    fn every_ptr_of_a_generated_corpus_is_forward_confirmed() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rand = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut built = 0;
+        for case in 0..400 {
+            let mut y = String::from("all:\n  children:\n    g:\n      hosts:\n");
+            let hosts = 1 + rand(12);
+            let mut used = std::collections::BTreeSet::new();
+            for h in 0..hosts {
+                let octet = 9 + rand(40);
+                if !used.insert(octet) {
+                    continue;
+                }
+                let mut vars = Vec::new();
+                match rand(3) {
+                    0 => vars.push(format!("nodename: n{case}-{h}")),
+                    1 => vars.push(format!("pg_cluster: pg-{case}, pg_seq: {h}")),
+                    _ => {}
+                }
+                if rand(3) == 0 {
+                    vars.push(format!(
+                        "vm_alias: [al-{h}, x{h}.outside, Up-{h}.Pigsty.Test]"
+                    ));
+                }
+                if h > 0 && rand(6) == 0 {
+                    vars.push("vm_skip: true".into());
+                }
+                y.push_str(&format!(
+                    "        10.10.10.{octet}: {{ {} }}\n",
+                    vars.join(", ")
+                ));
+            }
+            y.push_str("  vars:\n    vm_hosts:\n");
+            let mut vm_used = std::collections::BTreeSet::new();
+            for v in 0..rand(8) {
+                let octet = 9 + rand(60);
+                if !vm_used.insert(octet) {
+                    continue;
+                }
+                let names: Vec<String> = (0..1 + rand(4))
+                    .map(|i| match rand(3) {
+                        0 => format!("v{v}-{i}.far.away"),
+                        1 => format!("V{v}-{i}"),
+                        _ => format!("v{v}-{i}.svc.pigsty.test"),
+                    })
+                    .collect();
+                y.push_str(&format!(
+                    "      - {{ address: 10.10.10.{octet}, names: [{}] }}\n",
+                    names.join(", ")
+                ));
+            }
+            let Ok(inv) = inventory::parse(&y) else {
+                continue;
+            };
+            let Ok(set) = RecordSet::build(&inv, &Zone::parse("pigsty.test").unwrap()) else {
+                continue;
+            };
+            built += 1;
+            check_ptr(&set.records, &set.ptr).unwrap_or_else(|e| panic!("{e}\n{y}"));
+            assert_eq!(set.ptr.is_empty(), set.records.is_empty(), "{y}");
+        }
+        assert!(
+            built > 300,
+            "only {built} of 400 generated inventories built"
+        );
+    }
 
     #[test]
     fn reverse_zone_is_the_24_of_the_records_in_reverse_label_order() {

@@ -68,8 +68,15 @@ pub struct Status {
     /// The addresses actually bound (UDP and TCP on each).
     pub listen: Vec<SocketAddr>,
     pub zone: String,
+    /// The reverse zone served beside `zone` from the same generation (`C.B.A.in-addr.arpa`); `None`
+    /// with no generation, one sealed before reverse zones, or a server from before them.
+    #[serde(default)]
+    pub reverse_zone: Option<String>,
     /// The live serial; 0 when no generation is served yet.
     pub serial: u32,
+    /// The `--notify` secondaries and the last serial each acknowledged (absent without `--notify`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secondaries: Vec<crate::transfer::notify::SecondaryStatus>,
     pub record_digest: Option<String>,
     pub records: usize,
     /// The generation file served.
@@ -145,7 +152,9 @@ mod tests {
             updated: "t".into(),
             listen: vec!["127.0.0.1:1".parse().unwrap()],
             zone: "pigsty.test".into(),
+            reverse_zone: Some("10.10.10.in-addr.arpa".into()),
             serial: 3,
+            secondaries: Vec::new(),
             record_digest: None,
             records: 0,
             generation: None,

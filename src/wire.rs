@@ -14,6 +14,7 @@ pub const PTR_QNAME: [u8; 2] = [0xC0, HEADER_LEN as u8];
 pub const TYPE_A: u16 = 1;
 pub const TYPE_NS: u16 = 2;
 pub const TYPE_SOA: u16 = 6;
+pub const TYPE_PTR: u16 = 12;
 pub const TYPE_OPT: u16 = 41;
 pub const TYPE_IXFR: u16 = 251;
 pub const TYPE_AXFR: u16 = 252;

@@ -9,6 +9,7 @@ use std::net::Ipv4Addr;
 use crate::defaults;
 use crate::generation::{Generation, Soa};
 use crate::name::Zone;
+use crate::reverse_view::ReverseView;
 use crate::wire::{self, PTR_QNAME, TYPE_A, TYPE_NS, TYPE_SOA};
 
 /// What a name is in the served zone.
@@ -76,6 +77,8 @@ pub struct ZoneView {
     /// Every served name, every empty non-terminal and the apex, lowercase, without the trailing dot.
     names: Index,
     encoded: Encoded,
+    /// The reverse zone of the same generation, so one swap replaces both zones.
+    reverse: Option<ReverseView>,
 }
 
 impl ZoneView {
@@ -95,6 +98,7 @@ impl ZoneView {
             records: 0,
             names,
             encoded,
+            reverse: None,
         })
     }
 
@@ -134,6 +138,7 @@ impl ZoneView {
             records,
             names,
             encoded,
+            reverse: ReverseView::from_generation(g)?,
         })
     }
 
@@ -162,6 +167,11 @@ impl ZoneView {
     /// Names with an address.
     pub fn record_count(&self) -> usize {
         self.records
+    }
+
+    /// The reverse zone (`None` for the empty zone and for generations without PTRs).
+    pub fn reverse(&self) -> Option<&ReverseView> {
+        self.reverse.as_ref()
     }
 
     /// Looks up a lowercase name without the trailing dot. `None` is NXDOMAIN.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs the reference servers for tests/differential.rs (Knot, NSD, kdig) from Debian's packages, or
+# Installs the reference servers for tests/differential.rs (Knot, NSD, kdig) and the secondaries of
+# tests/it/transfer.rs (Knot, NSD, BIND's named) from Debian's packages, or
 # the packages named as arguments (bench/install.sh installs its peers through this script).
 #
-# Usage: tests/install-peers.sh [PACKAGE...]   (default: knot nsd knot-dnsutils)
+# Usage: tests/install-peers.sh [PACKAGE...]   (default: knot nsd knot-dnsutils bind9)
 #
 # Idempotent: does nothing when all packages are present, and runs `apt-get update` only when one is missing.
 # On a machine without systemd as PID 1 the packages' maintainer scripts would start knotd/nsd on port 53
@@ -12,7 +13,7 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
-default=(knot nsd knot-dnsutils)
+default=(knot nsd knot-dnsutils bind9)
 if [ $# -gt 0 ]; then pkgs=("$@"); else pkgs=("${default[@]}"); fi
 missing=()
 for p in "${pkgs[@]}"; do
@@ -69,7 +70,7 @@ if command -v ss >/dev/null 2>&1 && ss -lntu 2>/dev/null | awk '{print $5}' | gr
 fi
 
 [ $# -eq 0 ] || exit 0
-for bin in knotd nsd kdig; do
+for bin in knotd nsd kdig named; do
   command -v "$bin" >/dev/null || { echo "error: $bin missing after install" >&2; exit 1; }
 done
 echo "peers: $(knotd --version 2>&1 | head -n1); $(nsd -v 2>&1 | head -n1)"

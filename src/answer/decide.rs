@@ -1,12 +1,15 @@
 //! The answering rules as one pure function from the zone view and a parsed query to a [`Plan`]: which
 //! rcode, which flags, and what goes in the answer and authority sections. Nothing here writes bytes.
+//! The forward zone and the reverse zone of the view answer under the same rules; only what a name
+//! can hold differs (an A in one, a PTR in the other).
 
 use std::net::Ipv4Addr;
 
 use hickory_proto::op::ResponseCode;
 
 use super::parse::Parsed;
-use crate::wire::{CLASS_IN, TYPE_A, TYPE_ANY, TYPE_AXFR, TYPE_IXFR, TYPE_NS, TYPE_SOA};
+use crate::reverse_view::ReverseNode;
+use crate::wire::{CLASS_IN, TYPE_A, TYPE_ANY, TYPE_AXFR, TYPE_IXFR, TYPE_NS, TYPE_PTR, TYPE_SOA};
 use crate::zone_view::{Node, ZoneView};
 
 /// The answer section.
@@ -16,6 +19,16 @@ pub(super) enum Section {
     A(Ipv4Addr),
     Soa,
     Ns,
+    /// The PTR of the address with this last octet, in the reverse zone.
+    Ptr(u8),
+}
+
+/// What a name holds, in either zone.
+#[derive(Clone, Copy)]
+enum Held {
+    Nothing,
+    A(Ipv4Addr),
+    Ptr(u8),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -28,6 +41,8 @@ pub(super) struct Plan {
     pub answer: Section,
     /// Negative answer: zone SOA in the authority section.
     pub negative_soa: bool,
+    /// The question is in the reverse zone: its SOA and NS, not the forward zone's.
+    pub reverse: bool,
 }
 
 impl Plan {
@@ -39,6 +54,7 @@ impl Plan {
             echo_question,
             answer: Section::None,
             negative_soa: false,
+            reverse: false,
         }
     }
 }
@@ -74,15 +90,35 @@ pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
     }
     let zone_name = zone.zone().as_str().as_bytes();
     let name = q.lower();
-    if !in_zone(name, zone_name) {
+    // Any other reverse zone (another /24, `10.in-addr.arpa`, `ip6.arpa`) is outside: REFUSED.
+    let forward = in_zone(name, zone_name);
+    let reverse = zone
+        .reverse()
+        .filter(|r| !forward && in_zone(name, r.zone().as_bytes()));
+    if !forward && reverse.is_none() {
         return Plan::error(ResponseCode::Refused, true);
     }
     if q.qtype == TYPE_AXFR || q.qtype == TYPE_IXFR {
         return Plan::error(ResponseCode::Refused, true);
     }
-    let apex = name.len() == zone_name.len();
-    // A name that is not UTF-8 (or holds a dotted label, stored as 0) cannot be a served name.
-    let node = std::str::from_utf8(name).ok().and_then(|n| zone.lookup(n));
+    let (apex, node) = match reverse {
+        Some(r) => match r.lookup(name) {
+            Some(ReverseNode::Apex) => (true, Some(Held::Nothing)),
+            Some(ReverseNode::Ptr(octet)) => (false, Some(Held::Ptr(octet))),
+            None => (false, None),
+        },
+        // A name that is not UTF-8 (or holds a dotted label, stored as 0) cannot be a served name.
+        None => (
+            name.len() == zone_name.len(),
+            std::str::from_utf8(name)
+                .ok()
+                .and_then(|n| zone.lookup(n))
+                .map(|n| match n {
+                    Node::Address(a) => Held::A(a),
+                    Node::Empty => Held::Nothing,
+                }),
+        ),
+    };
     let found = Plan {
         rcode: ResponseCode::NoError,
         aa: true,
@@ -90,6 +126,7 @@ pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
         echo_question: true,
         answer: Section::None,
         negative_soa: false,
+        reverse: reverse.is_some(),
     };
     let Some(node) = node else {
         return Plan {
@@ -98,12 +135,13 @@ pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
             ..found
         };
     };
-    // ANY (RFC 8482): one RRset, never the whole node — the SOA at the apex, else the A if there is one,
-    // else NODATA.
+    // ANY (RFC 8482): one RRset, never the whole node — the SOA at the apex, else the A or PTR if there
+    // is one, else NODATA.
     let section = match (q.qtype, node) {
         (TYPE_SOA, _) | (TYPE_ANY, _) if apex => Section::Soa,
         (TYPE_NS, _) if apex => Section::Ns,
-        (TYPE_A | TYPE_ANY, Node::Address(addr)) => Section::A(addr),
+        (TYPE_A | TYPE_ANY, Held::A(addr)) => Section::A(addr),
+        (TYPE_PTR | TYPE_ANY, Held::Ptr(octet)) => Section::Ptr(octet),
         _ => Section::None,
     };
     match section {

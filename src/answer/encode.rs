@@ -9,7 +9,7 @@ use super::edns::{self, push_opt};
 use super::parse::{Parsed, Question};
 use super::{Limits, Summary};
 use crate::transport::Transport;
-use crate::wire::{HEADER_LEN, push_u16};
+use crate::wire::{HEADER_LEN, PTR_QNAME, push_u16};
 use crate::zone_view::ZoneView;
 
 /// The largest message a TCP frame can carry (2-byte length).
@@ -49,6 +49,7 @@ fn write_head(
 
 /// Writes answer and authority; returns (ancount, nscount).
 fn push_sections(out: &mut Vec<u8>, zone: &ZoneView, q: &Question, plan: &Plan) -> (u16, u16) {
+    let reverse = zone.reverse().filter(|_| plan.reverse);
     let an = match plan.answer {
         Section::None => 0,
         Section::A(addr) => {
@@ -56,12 +57,20 @@ fn push_sections(out: &mut Vec<u8>, zone: &ZoneView, q: &Question, plan: &Plan) 
             out.extend_from_slice(&addr.octets());
             1
         }
+        Section::Ptr(octet) => match reverse {
+            Some(r) => {
+                out.extend_from_slice(&PTR_QNAME);
+                out.extend_from_slice(r.ptr_after_owner(octet));
+                1
+            }
+            None => 0,
+        },
         Section::Soa => {
-            out.extend_from_slice(zone.soa_answer());
+            out.extend_from_slice(reverse.map_or(zone.soa_answer(), |r| r.soa_answer()));
             1
         }
         Section::Ns => {
-            let (records, count) = zone.ns_answer();
+            let (records, count) = reverse.map_or(zone.ns_answer(), |r| r.ns_answer());
             out.extend_from_slice(records);
             count
         }
@@ -69,9 +78,13 @@ fn push_sections(out: &mut Vec<u8>, zone: &ZoneView, q: &Question, plan: &Plan) 
     let mut ns = 0u16;
     if plan.negative_soa {
         // The apex is the suffix of the question name; point at it (byte i of `lower` is wire offset i).
-        let apex_at = HEADER_LEN + q.lower_len - zone.zone().as_str().len();
+        let (apex_len, soa) = match reverse {
+            Some(r) => (r.zone().len(), r.negative_soa_after_owner()),
+            None => (zone.zone().as_str().len(), zone.negative_soa_after_owner()),
+        };
+        let apex_at = HEADER_LEN + q.lower_len - apex_len;
         push_u16(out, 0xC000 | apex_at as u16);
-        out.extend_from_slice(zone.negative_soa_after_owner());
+        out.extend_from_slice(soa);
         ns = 1;
     }
     (an, ns)

@@ -771,3 +771,5 @@ fn random_and_mutated_packets_never_panic() {
         }
     }
 }
+
+mod reverse;

@@ -12,6 +12,7 @@ use crate::generation::Generation;
 use crate::input;
 use crate::name::Zone;
 use crate::output::{FORMAT, Report};
+use crate::records;
 
 /// `check FILE`: validate only; print what would be served and what not. Writes nothing.
 pub fn run(path: &Path, zone: &Zone) -> Result<Report, AppError> {
@@ -26,6 +27,7 @@ pub fn run(path: &Path, zone: &Zone) -> Result<Report, AppError> {
     );
     let mut out = format!("{}: valid for zone {}\n", path.display(), g.zone);
     report::served(&g.records, &g.not_served, &g.skipped_hosts, &mut out);
+    report::reverse(&g.records, &g.ptr, &mut out);
     let _ = writeln!(out, "record digest {}", g.record_digest);
     // Built only for --json: at 100,000 names it is tens of megabytes.
     Ok(Report::lazy(out, move || {
@@ -36,6 +38,8 @@ pub fn run(path: &Path, zone: &Zone) -> Result<Report, AppError> {
             "input": g.input,
             "record_digest": g.record_digest,
             "served": g.records,
+            "reverse_zone": records::reverse_zone(&g.records),
+            "ptr": g.ptr,
             "not_served": g.not_served,
             "skipped_hosts": g.skipped_hosts,
         })

@@ -1,4 +1,5 @@
-//! `pigsty-dns export`: hand the records to any other server.
+//! `pigsty-dns export`: hand the records (the forward zone, or with `--zone-of reverse` the reverse
+//! zone) to any other server.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -6,6 +7,7 @@ use std::path::Path;
 use crate::error::{AppError, Class};
 use crate::generation::Generation;
 use crate::output::Report;
+use crate::records;
 use crate::status_file;
 use crate::store::{self, StateDir};
 use crate::sys::fs::{WriteOptions, write_atomic};
@@ -18,6 +20,16 @@ pub enum ExportFormat {
     Hosts,
     /// The canonical generation file.
     Json,
+}
+
+/// Which zone of the generation `--format zone` writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ZoneOf {
+    /// The forward zone (`pigsty.test`: SOA, NS, A).
+    #[default]
+    Forward,
+    /// The reverse zone of the managed /24 (`C.B.A.in-addr.arpa`: SOA, NS, PTR).
+    Reverse,
 }
 
 /// The generation `export` means: `--serial`, else the one a running server of this state dir serves,
@@ -85,6 +97,35 @@ pub fn zone_file(g: &Generation) -> String {
     out
 }
 
+/// The reverse zone as an RFC 1035 master file: the forward zone's SOA (same serial, same MINIMUM) and
+/// NS, one PTR per address by last octet. `None` for a generation without PTRs.
+pub fn reverse_zone_file(g: &Generation) -> Option<String> {
+    let zone = records::reverse_zone(&g.records).filter(|_| !g.ptr.is_empty())?;
+    let mut out = format!(
+        "; pigsty-dns export: zone {zone} (reverse of {}) serial {} record digest {}\n$ORIGIN {zone}.\n$TTL {}\n",
+        g.zone, g.serial, g.record_digest, g.ttl
+    );
+    let s = &g.soa;
+    let _ = writeln!(
+        out,
+        "@\t{}\tIN\tSOA\t{} {} {} {} {} {} {}",
+        g.ttl, s.mname, s.rname, g.serial, s.refresh, s.retry, s.expire, s.minimum
+    );
+    for ns in &g.ns {
+        let _ = writeln!(out, "@\t{}\tIN\tNS\t{ns}", g.ttl);
+    }
+    for p in &g.ptr {
+        let _ = writeln!(
+            out,
+            "{}\t{}\tIN\tPTR\t{}.",
+            p.address.octets()[3],
+            g.ttl,
+            p.name
+        );
+    }
+    Some(out)
+}
+
 /// `address<TAB>names`, one line per address in numeric order, names sorted.
 pub fn hosts_lines(g: &Generation) -> String {
     let mut by_addr: std::collections::BTreeMap<std::net::Ipv4Addr, Vec<&str>> =
@@ -105,14 +146,32 @@ pub fn run(
     state_dir: Option<&Path>,
     serial: Option<u32>,
     format: ExportFormat,
+    zone_of: ZoneOf,
     output: Option<&Path>,
 ) -> Result<Report, AppError> {
+    if zone_of == ZoneOf::Reverse && format != ExportFormat::Zone {
+        return Err(AppError::new(
+            Class::Usage,
+            "--zone-of reverse is a zone file; it goes with --format zone only",
+            "run pigsty-dns export --format zone --zone-of reverse",
+        ));
+    }
     let dir = StateDir::open(&store::resolve(state_dir)?, false)?;
     let g = pick_generation(&dir, serial)?;
-    let text = match format {
-        ExportFormat::Zone => zone_file(&g),
-        ExportFormat::Hosts => hosts_lines(&g),
-        ExportFormat::Json => String::from_utf8_lossy(&g.encode()).into_owned(),
+    let text = match (format, zone_of) {
+        (ExportFormat::Zone, ZoneOf::Reverse) => reverse_zone_file(&g).ok_or_else(|| {
+            AppError::new(
+                Class::Usage,
+                format!(
+                    "generation {} has no reverse zone (it was sealed before reverse zones existed)",
+                    g.serial
+                ),
+                "load the input again to seal it with its PTRs: pigsty-dns load host-names.yml",
+            )
+        })?,
+        (ExportFormat::Zone, ZoneOf::Forward) => zone_file(&g),
+        (ExportFormat::Hosts, _) => hosts_lines(&g),
+        (ExportFormat::Json, _) => String::from_utf8_lossy(&g.encode()).into_owned(),
     };
     let Some(out) = output else {
         return Ok(Report::same(text));

@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::error::AppError;
 use crate::generation::Input;
 use crate::output::{FORMAT, Report};
+use crate::records::{self, Ptr};
 use crate::status_file;
 use crate::store::{self, StateDir};
 
@@ -30,6 +31,11 @@ struct HistoryRow {
     record_digest: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     input: Option<Input>,
+    /// The reverse zone and its PTRs; absent for a generation sealed before reverse zones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reverse_zone: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ptr: Option<Vec<Ptr>>,
 }
 
 /// `history`: the stored generations, newest first, each good or bad and why.
@@ -59,6 +65,10 @@ pub fn run(state_dir: Option<&Path>) -> Result<Report, AppError> {
                 served: g.map(|g| g.records.len()),
                 record_digest: g.map(|g| g.record_digest.clone()),
                 input: g.map(|g| g.input.clone()),
+                reverse_zone: g
+                    .filter(|g| !g.ptr.is_empty())
+                    .and_then(|g| records::reverse_zone(&g.records)),
+                ptr: g.filter(|g| !g.ptr.is_empty()).map(|g| g.ptr.clone()),
             }
         })
         .collect();

@@ -10,5 +10,5 @@ pub mod report;
 pub mod rollback;
 pub mod status;
 
-pub use export::ExportFormat;
+pub use export::{ExportFormat, ZoneOf};
 pub use load::LoadOptions;

@@ -1,5 +1,6 @@
-//! The text both `check` and `load`/`rollback` print: what is served (name, address, sources) and what
-//! is not and why, and the outcome of a store with its diff against the previous generation.
+//! The text both `check` and `load`/`rollback` print: what is served (name, address, sources), the
+//! reverse zone's PTRs, what is not served and why, and the outcome of a store with its diff (PTRs
+//! included) against the previous generation.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -9,7 +10,7 @@ use serde_json::json;
 
 use crate::generation::Generation;
 use crate::output::{FORMAT, Report};
-use crate::records::{Diff, NotServed, Record, SkippedHost};
+use crate::records::{self, Diff, NotServed, Ptr, Record, SkippedHost};
 use crate::store::Outcome;
 
 /// The served / not served / not managed lines.
@@ -57,6 +58,17 @@ pub fn served(
     }
 }
 
+/// The reverse zone's lines: its name and one `address  name` line per PTR.
+pub fn reverse(records: &[Record], ptr: &[Ptr], out: &mut String) {
+    let Some(zone) = records::reverse_zone(records).filter(|_| !ptr.is_empty()) else {
+        return;
+    };
+    let _ = writeln!(out, "reverse zone {zone} ({} PTR):", ptr.len());
+    for p in ptr {
+        let _ = writeln!(out, "  {:15}  {}", p.address.to_string(), p.name);
+    }
+}
+
 /// The report of a load or rollback, and the generation that was stored (if any).
 pub fn outcome(outcome: Outcome, root: &Path) -> (Report, Option<Rc<Generation>>) {
     let state_dir = root.display().to_string();
@@ -84,6 +96,10 @@ pub fn outcome(outcome: Outcome, root: &Path) -> (Report, Option<Rc<Generation>>
             .map(|p| p.records.as_slice())
             .unwrap_or(&[]),
         &generation.records,
+    )
+    .with_ptr(
+        previous.as_ref().map(|p| p.ptr.as_slice()).unwrap_or(&[]),
+        &generation.ptr,
     );
     let out = outcome_text(&diff, &generation, path.as_deref());
     let generation = Rc::new(generation);
@@ -103,6 +119,8 @@ pub fn outcome(outcome: Outcome, root: &Path) -> (Report, Option<Rc<Generation>>
             "path": path,
             "diff": diff,
             "served": generation.records.len(),
+            "reverse_zone": records::reverse_zone(&generation.records).filter(|_| !generation.ptr.is_empty()),
+            "ptr": generation.ptr,
             "not_served": generation.not_served,
         })
     });
@@ -134,6 +152,14 @@ fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> St
             c.new.map(|a| a.to_string()).unwrap_or_default(),
         );
         let _ = writeln!(out, "~ {} {old} -> {new}", c.name);
+    }
+    for p in &diff.ptr {
+        let _ = match (&p.old, &p.new) {
+            (None, Some(n)) => writeln!(out, "+ PTR {} {n}", p.address),
+            (Some(o), None) => writeln!(out, "- PTR {} {o}", p.address),
+            (Some(o), Some(n)) => writeln!(out, "~ PTR {} {o} -> {n}", p.address),
+            (None, None) => Ok(()),
+        };
     }
     if diff.is_empty() {
         let _ = writeln!(out, "no name changes (zone settings changed)");

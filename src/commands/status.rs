@@ -1,5 +1,5 @@
 //! `pigsty-dns status`: the running server's status file, cross-checked with a live SOA probe over UDP
-//! and TCP.
+//! and TCP of the zone and of its reverse zone.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -23,17 +23,40 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
         .as_ref()
         .and_then(|s| Zone::parse(&s.zone).ok())
         .unwrap_or_else(|| zone.clone());
-    let (udp, tcp) = probe::block_on(async {
+    // The reverse zone the status file names is probed too: both zones come from one generation.
+    let reverse = file
+        .as_ref()
+        .filter(|_| alive)
+        .and_then(|s| s.reverse_zone.as_deref())
+        .and_then(|z| Zone::parse(z).ok());
+    let (udp, tcp, reverse_probe) = probe::block_on(async {
         let t = Duration::from_millis(1500);
+        let reverse_probe = match &reverse {
+            Some(r) => Some((
+                probe::soa(addr, Transport::Udp, r, t).await,
+                probe::soa(addr, Transport::Tcp, r, t).await,
+            )),
+            None => None,
+        };
         (
             probe::soa(addr, Transport::Udp, &zone, t).await,
             probe::soa(addr, Transport::Tcp, &zone, t).await,
+            reverse_probe,
         )
     })
     .map_err(|e| AppError::new(Class::Runtime, e.to_string(), "try again"))?;
     let answering = udp.is_ok() && tcp.is_ok();
+    let serial_of = |r: &Result<SoaAnswer, ProbeError>| r.as_ref().ok().map(|a| a.serial);
+    let reverse_ok = reverse_probe.as_ref().is_none_or(|(u, t)| {
+        serial_of(u).is_some() && serial_of(u) == serial_of(t) && serial_of(u) == serial_of(&udp)
+    });
     let verdict = match (&file, alive, answering) {
-        (Some(s), true, true) if udp.as_ref().is_ok_and(|a| a.serial == s.serial) => "running",
+        (Some(s), true, true) if udp.as_ref().is_ok_and(|a| a.serial == s.serial) && reverse_ok => {
+            "running"
+        }
+        (Some(s), true, true) if udp.as_ref().is_ok_and(|a| a.serial == s.serial) => {
+            "running, but the reverse zone does not answer its SOA with the live serial"
+        }
         (Some(_), true, true) => "running, but the probe saw another serial than the status file",
         (_, false, true) => {
             "something answers at this address, but no pigsty-dns serve of this state dir is running"
@@ -58,6 +81,7 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
             "state_dir": state_dir.display().to_string(),
             "server": addr.to_string(),
             "probe": {"udp": probe_json(&udp), "tcp": probe_json(&tcp)},
+            "reverse_probe": reverse_probe.as_ref().map(|(u, t)| json!({"udp": probe_json(u), "tcp": probe_json(t)})),
             "status": file,
     });
     let mut out = format!("pigsty-dns: {verdict}\n");
@@ -70,14 +94,22 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
         probe_text(&udp),
         probe_text(&tcp)
     ));
+    if let (Some(z), Some((u, t))) = (&reverse, &reverse_probe) {
+        out.push_str(&format!(
+            "probe {addr} {z}: UDP {}; TCP {}\n",
+            probe_text(u),
+            probe_text(t)
+        ));
+    }
     if let Some(s) = &file {
         let uptime = status_file::now_unix().saturating_sub(s.started_unix);
         out.push_str(&format!(
-            "status file ({}, pid {}, updated {}):\n  zone {}  serial {}  records {}  record digest {}\n",
+            "status file ({}, pid {}, updated {}):\n  zone {}  reverse zone {}  serial {}  records {}  record digest {}\n",
             s.state,
             s.pid,
             s.updated,
             s.zone,
+            s.reverse_zone.as_deref().unwrap_or("none"),
             s.serial,
             s.records,
             s.record_digest.as_deref().unwrap_or("-")
@@ -107,6 +139,19 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
             "  last error: {}\n",
             s.last_error.as_deref().unwrap_or("none")
         ));
+        for n in &s.secondaries {
+            out.push_str(&format!(
+                "  secondary {}: acknowledged serial {}{}{}\n",
+                n.address,
+                n.acknowledged_serial
+                    .map_or("none".into(), |v| v.to_string()),
+                n.pending_serial
+                    .map_or(String::new(), |v| format!(", notifying serial {v}")),
+                n.last_error
+                    .as_deref()
+                    .map_or(String::new(), |e| format!(", last error: {e}")),
+            ));
+        }
         let c = &s.counters;
         out.push_str(&format!(
             "  answers: noerror {} nxdomain {} refused {} formerr {} notimp {} servfail {} badvers {} other {}; dropped {} truncated {}; tcp accepted {} evicted {} refused {}\n",

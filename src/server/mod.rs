@@ -31,6 +31,7 @@ use tracing::warn;
 
 use crate::answer::Limits;
 use crate::defaults;
+use crate::transfer::Transfers;
 use crate::zone_view::ZoneView;
 
 /// Largest DNS message plus its 2-byte length: bounds a UDP receive and one pending TCP message.
@@ -52,6 +53,8 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
     /// Receive loops per UDP socket (they share the socket, so replies leave from the same address).
     pub udp_workers: usize,
+    /// Zone transfers for `--allow-transfer` clients; `None`: every AXFR/IXFR goes to the query rules.
+    pub transfers: Option<Arc<Transfers>>,
 }
 
 impl Default for ServerConfig {
@@ -63,6 +66,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             shutdown_grace: Duration::from_secs(1),
             udp_workers: std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
+            transfers: None,
         }
     }
 }
@@ -96,13 +100,16 @@ impl Bound {
         let limits = self.cfg.limits;
         for sock in &self.udp {
             for _ in 0..self.cfg.udp_workers.max(1) {
-                let (sock, zone, counters, stop) = (
+                let (sock, zone, counters, stop, transfers) = (
                     sock.clone(),
                     zone.clone(),
                     counters.clone(),
                     stop_rx.clone(),
+                    self.cfg.transfers.clone(),
                 );
-                tasks.spawn_blocking(move || udp::serve(&sock, &zone, &counters, limits, &stop));
+                tasks.spawn_blocking(move || {
+                    udp::serve(&sock, &zone, &counters, limits, &stop, transfers.as_deref())
+                });
             }
         }
         let settings = tcp::Settings {
@@ -119,6 +126,7 @@ impl Bound {
                 counters.clone(),
                 settings,
                 stop_rx.clone(),
+                self.cfg.transfers.clone(),
             ));
         }
         drop(stop_rx);

@@ -3,6 +3,7 @@
 //! framing, pipelining, bounded buffers and an idle deadline that shrinks when the table is more than
 //! half full.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -19,6 +20,7 @@ use super::framing::{Frame, Framer};
 use super::slots::{Admission, Lease, STALLED_WRITE, Table};
 use super::{Counters, stop_signalled, stopping};
 use crate::answer::{self, Limits};
+use crate::transfer::{Request, Transfers};
 use crate::transport::Transport;
 use crate::zone_view::ZoneView;
 
@@ -43,6 +45,7 @@ pub(super) async fn accept_loop(
     counters: Arc<Counters>,
     settings: Settings,
     mut stop: watch::Receiver<bool>,
+    transfers: Option<Arc<Transfers>>,
 ) {
     let mut conns = JoinSet::new();
     loop {
@@ -51,7 +54,7 @@ pub(super) async fn accept_loop(
             _ = stop_signalled(&mut stop) => break,
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => {
+                Ok((stream, peer)) => {
                     let lease = match table.admit() {
                         Admission::Admitted(lease) => lease,
                         Admission::Evicted(lease) => {
@@ -66,7 +69,8 @@ pub(super) async fn accept_loop(
                         }
                     };
                     counters.tcp_accepted.fetch_add(1, Ordering::Relaxed);
-                    conns.spawn(connection(stream, lease, zone.clone(), counters.clone(), settings, stop.clone()));
+                    let xfr = transfers.clone().map(|t| (t, peer.ip()));
+                    conns.spawn(connection(stream, lease, zone.clone(), counters.clone(), settings, stop.clone(), xfr));
                 }
                 Err(e) => {
                     // EMFILE and friends: back off instead of spinning on the same error.
@@ -133,6 +137,7 @@ async fn connection(
     counters: Arc<Counters>,
     settings: Settings,
     mut stop: watch::Receiver<bool>,
+    transfers: Option<(Arc<Transfers>, IpAddr)>,
 ) {
     let _ = stream.set_nodelay(true);
     let mut input = Framer::with_capacity(READ_CHUNK);
@@ -148,10 +153,25 @@ async fn connection(
                 close = true;
                 break;
             };
-            let summary = {
-                let view = zone.load();
-                answer::answer_into(&view, msg, Transport::Tcp, &settings.limits, &mut scratch)
-            };
+            // A transfer request from an allowed client: answered (in order) by the transfer module.
+            let view = zone.load();
+            if let Some((xfr, peer)) = &transfers
+                && let Some(req) = xfr.request(*peer, msg, &view, Transport::Tcp)
+            {
+                // Owned, as the transfer outlives this iteration (and a guard must not be held across await).
+                let view = arc_swap::Guard::into_inner(view);
+                let idle = lease.idle_timeout(settings.idle);
+                if (!out.is_empty() && !write_out(&mut stream, &mut out, &lease, idle).await)
+                    || !transfer(&mut stream, &mut out, &lease, idle, xfr.clone(), req, view).await
+                {
+                    return;
+                }
+                last_message = Instant::now();
+                lease.touch(last_message);
+                continue;
+            }
+            let summary =
+                answer::answer_into(&view, msg, Transport::Tcp, &settings.limits, &mut scratch);
             match summary {
                 None => counters.dropped(),
                 Some(s) => {
@@ -210,6 +230,51 @@ async fn connection(
                 // Only an incomplete message stays buffered, so this never exceeds MAX_FRAME + one chunk.
                 input.push(&chunk[..n]);
             }
+        }
+    }
+}
+
+/// Sends one transfer, one message at a time (so a client that stops reading holds one message, and
+/// is cut by the write deadline like any stalled write). The messages are built off the async threads:
+/// the first one may read the state dir. `false`: the connection must close.
+async fn transfer(
+    stream: &mut TcpStream,
+    out: &mut Vec<u8>,
+    lease: &Lease,
+    idle: Duration,
+    xfr: Arc<Transfers>,
+    req: Request,
+    view: Arc<ZoneView>,
+) -> bool {
+    let built = tokio::task::spawn_blocking(move || xfr.respond(&req, &view)).await;
+    let Ok(mut messages) = built else {
+        return false;
+    };
+    loop {
+        let (next, rest) = match tokio::task::spawn_blocking(move || {
+            let next = messages
+                .next_message()
+                .map(|m| m.and_then(|m| m.to_vec().map_err(|e| e.to_string())));
+            (next, messages)
+        })
+        .await
+        {
+            Ok(pair) => pair,
+            Err(_) => return false,
+        };
+        messages = rest;
+        let bytes = match next {
+            None => return true,
+            Some(Ok(b)) if b.len() <= usize::from(u16::MAX) => b,
+            Some(Ok(_)) | Some(Err(_)) => {
+                debug!("transfer aborted: a message could not be written");
+                return false;
+            }
+        };
+        out.extend_from_slice(&(bytes.len() as u16).to_be_bytes());
+        out.extend_from_slice(&bytes);
+        if !write_out(stream, out, lease, idle).await {
+            return false;
         }
     }
 }

@@ -567,3 +567,105 @@ fn a_deeper_value_wins_even_when_it_comes_after_an_equal_depth_disagreement() {
     let text = "all:\n  children:\n    a:\n      vars: {nodename: one}\n      hosts: {10.10.10.10: }\n    b:\n      vars: {nodename: two}\n      hosts: {10.10.10.10: {nodename: own}}\n";
     assert_eq!(served(text), pairs(&[("own.pigsty.test", "10.10.10.10")]));
 }
+
+/// Name → address (or address → name) pairs of a `check --json` list.
+type Pairs = Vec<(String, String)>;
+
+/// `check --json` of a valid text: served name → address, and the PTRs (address → name) in order.
+fn served_and_ptr(text: &str) -> (Pairs, Pairs, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "host-names.yml", text);
+    let r = run(&["check", "--json", p.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let pairs = |key: &str, a: &str, b: &str| -> Pairs {
+        v[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{key} in {v}"))
+            .iter()
+            .map(|x| (x[a].as_str().unwrap().into(), x[b].as_str().unwrap().into()))
+            .collect()
+    };
+    let served = pairs("served", "name", "address");
+    let ptr = pairs("ptr", "address", "name");
+    (served, ptr, v)
+}
+
+/// Forward confirmation: every PTR target has an A back to the same address, every address with names
+/// has exactly one PTR, in address order.
+fn assert_forward_confirmed(what: &str, served: &[(String, String)], ptr: &[(String, String)]) {
+    let addresses: std::collections::BTreeSet<std::net::Ipv4Addr> =
+        served.iter().map(|(_, a)| a.parse().unwrap()).collect();
+    let ptr_addresses: Vec<std::net::Ipv4Addr> =
+        ptr.iter().map(|(a, _)| a.parse().unwrap()).collect();
+    assert_eq!(
+        ptr_addresses,
+        addresses.into_iter().collect::<Vec<_>>(),
+        "{what}: one PTR per address with names, sorted"
+    );
+    for (address, name) in ptr {
+        assert!(
+            served.contains(&(name.clone(), address.clone())),
+            "{what}: PTR {address} -> {name} has no A back to {address}"
+        );
+    }
+}
+
+#[test]
+fn every_ptr_of_every_sample_is_forward_confirmed() {
+    let mut texts: Vec<(String, String)> = ["zones/pigsty.test.yml", "zones/ha.yml"]
+        .iter()
+        .map(|f| {
+            let p = format!("{}/{f}", env!("CARGO_MANIFEST_DIR"));
+            (f.to_string(), std::fs::read_to_string(p).unwrap())
+        })
+        .collect();
+    texts.push((
+        "the differential suite's records".into(),
+        crate::differential::records().1,
+    ));
+    for (what, text) in &texts {
+        let (served, ptr, v) = served_and_ptr(text);
+        assert!(!ptr.is_empty(), "{what}");
+        assert_eq!(v["reverse_zone"], "10.10.10.in-addr.arpa", "{what}");
+        assert_forward_confirmed(what, &served, &ptr);
+    }
+    // The samples' canonical names, as the README states them.
+    let (_, ptr, _) = served_and_ptr(&texts[0].1);
+    assert_eq!(ptr, pairs(&[("10.10.10.10", "meta.pigsty.test")]));
+    let (_, ptr, _) = served_and_ptr(&texts[1].1);
+    assert_eq!(
+        ptr,
+        pairs(&[
+            ("10.10.10.10", "pg-meta-1.pigsty.test"),
+            ("10.10.10.11", "pg-meta-2.pigsty.test"),
+            ("10.10.10.12", "pg-meta-3.pigsty.test"),
+        ])
+    );
+}
+
+#[test]
+fn check_shows_the_reverse_zone_and_the_canonical_names() {
+    let text = "all:
+  hosts: { 10.10.10.10: { nodename: meta, vm_alias: [a] } }
+  vars:
+    vm_hosts:
+      - { address: 10.10.10.20, names: [i.pigsty, Zed, abc] }
+      - { address: 10.10.10.21, names: [only.outside] }
+";
+    let r = check_text(text);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(
+            "reverse zone 10.10.10.in-addr.arpa (2 PTR):\n  10.10.10.10      meta.pigsty.test\n  10.10.10.20      zed.pigsty.test\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    let (served, ptr, _) = served_and_ptr(text);
+    assert_forward_confirmed("inline", &served, &ptr);
+    assert!(
+        !ptr.iter().any(|(a, _)| a == "10.10.10.21"),
+        "no names served there"
+    );
+}

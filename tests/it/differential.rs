@@ -1,5 +1,6 @@
 //! Differential answers: the same generated query corpus sent to pigsty-dns, Knot and NSD, all serving the
-//! zone that `pigsty-dns export --format zone` writes, and every response compared field by field.
+//! zone that `pigsty-dns export --format zone` writes and the reverse zone that `export --format zone
+//! --zone-of reverse` writes, and every response compared field by field.
 //!
 //! Gated on `PIGSTY_DNS_E2E=1` (needs Debian's `knot` and `nsd`; `tests/install-peers.sh` installs them).
 //! With the variable set, a missing knotd or nsd is a failure, never a skip.
@@ -14,7 +15,9 @@
 //! parent up to the apex (empty non-terminals), siblings, a dotted label, `_tcp`, a 255-octet name,
 //! random non-existent names, the apex, names outside the zone; A AAAA MX TXT SOA NS CNAME ANY TYPE666 in
 //! classes IN and CH, each without EDNS and with payload 512/1232/4096, DO, an unknown option and
-//! version 1; a slice over TCP; header flags AA AD CD RA TC Z set in queries; opcodes 1 2 3 6 7 15 with
+//! version 1 (PTR too); in the reverse zone every address with a PTR (as is, upper-cased, 0x20-cased,
+//! a child), addresses without names, labels that are not octets (`010`, `256`), its apex, and the other
+//! reverse zones (another /24, its parents, 127/8, `ip6.arpa`); a slice over TCP; header flags AA AD CD RA TC Z set in queries; opcodes 1 2 3 6 7 15 with
 //! and without a question; AXFR over UDP and TCP; QCLASS ANY and NONE.
 //!
 //! Every process started here runs under `timeout` in its own process group (so it stops by itself even
@@ -43,20 +46,22 @@ const UDP_TRIES: usize = 3;
 const START_WAIT: Duration = Duration::from_secs(20);
 
 const ZONE: &str = "pigsty.test.";
+/// The reverse zone of the records' /24.
+const REVERSE: &str = "10.10.10.in-addr.arpa.";
 
 // -------------------------------------------------------------------------------------------------------
 // Processes
 
 /// A started server: `timeout LIFETIME cmd…` as leader of its own process group. Drop sends SIGTERM to
 /// timeout (which forwards it to the server), waits a bounded time, then SIGKILLs the whole group.
-struct Proc {
+pub(crate) struct Proc {
     name: &'static str,
     child: Child,
     log: PathBuf,
 }
 
 impl Proc {
-    fn start(name: &'static str, program: &Path, args: &[&str], log: PathBuf) -> Proc {
+    pub(crate) fn start(name: &'static str, program: &Path, args: &[&str], log: PathBuf) -> Proc {
         let out = std::fs::File::create(&log).expect("log file");
         let err = out.try_clone().expect("log file");
         // --foreground: timeout signals only the server itself, which then stops its own children
@@ -76,11 +81,11 @@ impl Proc {
         Proc { name, child, log }
     }
 
-    fn log_text(&self) -> String {
+    pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    fn exited(&mut self) -> Option<std::process::ExitStatus> {
+    pub(crate) fn exited(&mut self) -> Option<std::process::ExitStatus> {
         self.child.try_wait().ok().flatten()
     }
 }
@@ -94,7 +99,7 @@ impl Drop for Proc {
     }
 }
 
-fn find_program(name: &str) -> PathBuf {
+pub(crate) fn find_program(name: &str) -> PathBuf {
     let path = std::env::var("PATH").unwrap_or_default();
     for dir in path.split(':').chain(["/usr/sbin", "/sbin", "/usr/bin"]) {
         let p = Path::new(dir).join(name);
@@ -108,7 +113,7 @@ fn find_program(name: &str) -> PathBuf {
 }
 
 /// A port on 127.0.0.1 that is free for both UDP and TCP right now.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     for _ in 0..50 {
         let Ok(u) = UdpSocket::bind("127.0.0.1:0") else {
             continue;
@@ -124,7 +129,7 @@ fn free_port() -> u16 {
 // -------------------------------------------------------------------------------------------------------
 // Wire exchanges
 
-fn udp_exchange(server: SocketAddr, q: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn udp_exchange(server: SocketAddr, q: &[u8]) -> Result<Vec<u8>, String> {
     let sock = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     sock.connect(server).map_err(|e| e.to_string())?;
     sock.set_read_timeout(Some(EXCHANGE_WAIT))
@@ -209,8 +214,9 @@ const EDNS_VARIANTS: [EdnsVariant; 7] = [
     EdnsVariant::Version1,
 ];
 
-const QTYPES: [RecordType; 9] = [
+const QTYPES: [RecordType; 10] = [
     RecordType::A,
+    RecordType::PTR,
     RecordType::AAAA,
     RecordType::MX,
     RecordType::TXT,
@@ -222,7 +228,7 @@ const QTYPES: [RecordType; 9] = [
 ];
 
 #[derive(Debug, Clone)]
-struct Case {
+pub(crate) struct Case {
     name: String,
     qtype: RecordType,
     class: DNSClass,
@@ -242,7 +248,7 @@ struct Header {
 }
 
 impl Case {
-    fn plain(name: &str, qtype: RecordType) -> Case {
+    pub(crate) fn plain(name: &str, qtype: RecordType) -> Case {
         Case {
             name: name.into(),
             qtype,
@@ -254,7 +260,7 @@ impl Case {
         }
     }
 
-    fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "{} {} {} edns={:?} rd={} {:?} over {}",
             self.name,
@@ -267,7 +273,7 @@ impl Case {
         )
     }
 
-    fn wire(&self, id: u16) -> Vec<u8> {
+    pub(crate) fn wire(&self, id: u16) -> Vec<u8> {
         let mut m = Message::query();
         m.metadata.id = id;
         m.metadata.recursion_desired = self.rd;
@@ -354,7 +360,7 @@ impl Rng {
 }
 
 /// The names the records file serves (relative to the zone), and the file itself.
-fn records() -> (Vec<String>, String) {
+pub(crate) fn records() -> (Vec<String>, String) {
     let long_label = "l".repeat(63);
     let vm_names = vec![
         "a.b.pigsty.test".to_string(),
@@ -389,6 +395,49 @@ fn records() -> (Vec<String>, String) {
         served.push(format!("alias-{i}.svc"));
     }
     (served, yaml)
+}
+
+/// The last octets of the addresses in [`records`] that have served names, so a PTR.
+fn ptr_octets() -> Vec<u8> {
+    let mut o = vec![10, 11, 20];
+    o.extend(30..50);
+    o
+}
+
+/// The reverse-zone names of the corpus.
+fn reverse_names(rng: &mut Rng) -> Vec<String> {
+    let at = |octet: &str| format!("{octet}.{REVERSE}");
+    let mut names = vec![REVERSE.to_string(), REVERSE.to_ascii_uppercase()];
+    names.push(rng.recase(REVERSE));
+    for o in ptr_octets() {
+        let n = at(&o.to_string());
+        names.push(n.to_ascii_uppercase());
+        names.push(rng.recase(&n));
+        names.push(format!("{}.{n}", rng.label()));
+        names.push(n);
+    }
+    // Addresses of the /24 without names, labels that are not octets, and names below those.
+    for o in ["0", "1", "8", "9", "12", "21", "29", "50", "254", "255"] {
+        names.push(at(o));
+    }
+    for l in ["010", "256", "meta", "x1", "x.12", "1.2.12"] {
+        names.push(at(l));
+    }
+    // Other reverse zones: another /24, the parents of this one, loopback, IPv6.
+    for n in [
+        "11.10.10.in-addr.arpa.",
+        "10.11.10.10.in-addr.arpa.",
+        "10.10.in-addr.arpa.",
+        "10.in-addr.arpa.",
+        "in-addr.arpa.",
+        "arpa.",
+        "1.0.0.127.in-addr.arpa.",
+        "ip6.arpa.",
+        "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.ip6.arpa.",
+    ] {
+        names.push(n.into());
+    }
+    names
 }
 
 fn corpus(served: &[String]) -> Vec<Case> {
@@ -460,6 +509,7 @@ fn corpus(served: &[String]) -> Vec<Case> {
     ] {
         names.push(n.into());
     }
+    names.extend(reverse_names(&mut rng));
     names.sort();
     names.dedup();
 
@@ -486,6 +536,7 @@ fn corpus(served: &[String]) -> Vec<Case> {
         for qtype in [
             RecordType::A,
             RecordType::AAAA,
+            RecordType::PTR,
             RecordType::SOA,
             RecordType::ANY,
         ] {
@@ -504,7 +555,13 @@ fn corpus(served: &[String]) -> Vec<Case> {
         }
     }
     // Zone transfers (not offered: REFUSED) over UDP and TCP, and the meta-classes ANY (255) and NONE (254).
-    for name in [ZONE.to_string(), fq("meta"), "example.com.".to_string()] {
+    for name in [
+        ZONE.to_string(),
+        fq("meta"),
+        "example.com.".to_string(),
+        REVERSE.to_string(),
+        format!("10.{REVERSE}"),
+    ] {
         for edns in [EdnsVariant::None, EdnsVariant::Payload(1232)] {
             for tcp in [false, true] {
                 cases.push(Case {
@@ -533,6 +590,9 @@ fn corpus(served: &[String]) -> Vec<Case> {
         fq("b"),
         fq("nope"),
         "example.com.".to_string(),
+        REVERSE.to_string(),
+        format!("10.{REVERSE}"),
+        format!("12.{REVERSE}"),
     ];
     for name in &kinds {
         for qtype in [RecordType::A, RecordType::SOA] {
@@ -576,7 +636,7 @@ fn corpus(served: &[String]) -> Vec<Case> {
 // Normal form
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Norm {
+pub(crate) struct Norm {
     rcode: u16,
     aa: bool,
     tc: bool,
@@ -606,7 +666,7 @@ fn record_line(r: &Record) -> String {
     .to_ascii_lowercase()
 }
 
-fn normalize(query: &[u8], reply: &[u8]) -> Result<Norm, String> {
+pub(crate) fn normalize(query: &[u8], reply: &[u8]) -> Result<Norm, String> {
     let m = Message::from_vec(reply).map_err(|e| format!("undecodable reply: {e}"))?;
     // The question as sent is the bytes after the header up to the end of QTYPE/QCLASS; queries here
     // are uncompressed, carry one question and, at most, an OPT after it.
@@ -655,7 +715,7 @@ fn normalize(query: &[u8], reply: &[u8]) -> Result<Norm, String> {
 }
 
 /// The names of the fields in which two normal forms differ.
-fn differing(a: &Norm, b: &Norm) -> Vec<&'static str> {
+pub(crate) fn differing(a: &Norm, b: &Norm) -> Vec<&'static str> {
     let mut d = Vec::new();
     let checks: [(&'static str, bool); 11] = [
         ("rcode", a.rcode != b.rcode),
@@ -713,6 +773,16 @@ struct Zone {
 }
 
 const APEX_NS: &str = "pigsty.test. 30 in ns localhost.";
+const REVERSE_APEX_NS: &str = "10.10.10.in-addr.arpa. 30 in ns localhost.";
+
+/// The apex NS line of the zone `name` is in (the forward zone or the reverse zone).
+fn apex_ns_of(name: &str) -> &'static str {
+    if name.to_ascii_lowercase().ends_with(REVERSE) {
+        REVERSE_APEX_NS
+    } else {
+        APEX_NS
+    }
+}
 
 const ALLOWED: &[Allowed] = &[
     Allowed {
@@ -724,9 +794,9 @@ const ALLOWED: &[Allowed] = &[
               answer section, RFC 1034's own example answers carry an empty authority section, and \
               RFC 2181 ranks such authority data as optional extra data. pigsty-dns sends minimal \
               responses.",
-        adjust: |_, pig, peer, _| {
+        adjust: |case, pig, peer, _| {
             let positive = peer.rcode == 0 && !peer.answer.is_empty();
-            if positive && pig.authority.is_empty() && peer.authority == [APEX_NS] {
+            if positive && pig.authority.is_empty() && peer.authority == [apex_ns_of(&case.name)] {
                 peer.authority.clear();
                 return true;
             }
@@ -865,10 +935,9 @@ const ALLOWED: &[Allowed] = &[
             }
             let owner = case.name.to_ascii_lowercase();
             let at = zone.rrsets.get(&owner).cloned().unwrap_or_default();
-            let neg_soa: Vec<String> = zone
-                .rrsets
-                .get(ZONE)
-                .into_iter()
+            let neg_soa: Vec<String> = [ZONE, REVERSE]
+                .iter()
+                .filter_map(|apex| zone.rrsets.get(*apex))
                 .flatten()
                 .filter(|r| r.contains(" in soa "))
                 .map(|r| r.replacen(" 30 in soa ", " 5 in soa ", 1))
@@ -877,7 +946,7 @@ const ALLOWED: &[Allowed] = &[
                 && peer
                     .authority
                     .iter()
-                    .all(|r| neg_soa.contains(r) || r == APEX_NS);
+                    .all(|r| neg_soa.contains(r) || r == APEX_NS || r == REVERSE_APEX_NS);
             if !data_ok || peer.edns.as_ref().map(|e| e.0) != pig.edns.as_ref().map(|e| e.0) {
                 return false;
             }
@@ -937,8 +1006,14 @@ struct Servers {
     _procs: Vec<Proc>,
 }
 
+/// Waits until the server answers the SOA of both zones.
 fn wait_ready(proc_: &mut Proc, addr: SocketAddr) {
-    let q = Case::plain(ZONE, RecordType::SOA).wire(1);
+    wait_ready_for(proc_, addr, ZONE);
+    wait_ready_for(proc_, addr, REVERSE);
+}
+
+fn wait_ready_for(proc_: &mut Proc, addr: SocketAddr, apex: &str) {
+    let q = Case::plain(apex, RecordType::SOA).wire(1);
     let deadline = Instant::now() + START_WAIT;
     while Instant::now() < deadline {
         if let Some(st) = proc_.exited() {
@@ -962,7 +1037,7 @@ fn wait_ready(proc_: &mut Proc, addr: SocketAddr) {
         std::thread::sleep(Duration::from_millis(50));
     }
     panic!(
-        "{} did not answer the apex SOA at {addr} within {START_WAIT:?}; log:\n{}",
+        "{} did not answer the {apex} SOA at {addr} within {START_WAIT:?}; log:\n{}",
         proc_.name,
         proc_.log_text()
     );
@@ -1029,6 +1104,23 @@ fn start_servers(dir: &Path, records_yaml: &str) -> Servers {
         zonefile.to_str().unwrap(),
     ]);
     assert_eq!(r.code, 0, "export: {}{}", r.stdout, r.stderr);
+    let reverse_file = dir.join("10.10.10.in-addr.arpa.zone");
+    let r = crate::util::run(&[
+        "export",
+        "--format",
+        "zone",
+        "--zone-of",
+        "reverse",
+        "--state-dir",
+        state.to_str().unwrap(),
+        "-o",
+        reverse_file.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        r.code, 0,
+        "export --zone-of reverse: {}{}",
+        r.stdout, r.stderr
+    );
 
     // Knot: private rundir, storage and control socket; zone file loaded whole, never written back.
     let kdir = dir.join("knot");
@@ -1045,9 +1137,11 @@ fn start_servers(dir: &Path, records_yaml: &str) -> Servers {
              log:\n  - target: stderr\n    any: info\n\
              template:\n  - id: default\n    storage: \"{k}\"\n    zonefile-sync: -1\n    \
              zonefile-load: whole\n    journal-content: none\n\
-             zone:\n  - domain: pigsty.test\n    file: \"{z}\"\n",
+             zone:\n  - domain: pigsty.test\n    file: \"{z}\"\n  - domain: 10.10.10.in-addr.arpa\n    \
+             file: \"{r}\"\n",
             k = kdir.display(),
             z = zonefile.display(),
+            r = reverse_file.display(),
         ),
     )
     .unwrap();
@@ -1076,9 +1170,11 @@ fn start_servers(dir: &Path, records_yaml: &str) -> Servers {
              pidfile: \"{n}/nsd.pid\"\n    rrl-ratelimit: 0\n    rrl-whitelist-ratelimit: 0\n    \
              verbosity: 1\n\
              remote-control:\n    control-enable: no\n\
-             zone:\n    name: pigsty.test\n    zonefile: \"{z}\"\n",
+             zone:\n    name: pigsty.test\n    zonefile: \"{z}\"\n\
+             zone:\n    name: 10.10.10.in-addr.arpa\n    zonefile: \"{r}\"\n",
             n = ndir.display(),
             z = zonefile.display(),
+            r = reverse_file.display(),
         ),
     )
     .unwrap();
@@ -1100,8 +1196,8 @@ fn start_servers(dir: &Path, records_yaml: &str) -> Servers {
     }
 }
 
-/// What exists at each name, read from the exported zone through pigsty-dns itself (the ANY rule needs
-/// it): every served name's A, and the apex SOA and NS.
+/// What exists at each name, read from the exported zones through pigsty-dns itself (the ANY rule needs
+/// it): every served name's A, every address's PTR, and both apexes' SOA and NS.
 fn zone_model(pigsty: SocketAddr, served: &[String]) -> Zone {
     let mut rrsets: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut ask = |name: String, qtype: RecordType| {
@@ -1115,6 +1211,11 @@ fn zone_model(pigsty: SocketAddr, served: &[String]) -> Zone {
     ask(ZONE.into(), RecordType::NS);
     for rel in served {
         ask(format!("{rel}.{ZONE}"), RecordType::A);
+    }
+    ask(REVERSE.into(), RecordType::SOA);
+    ask(REVERSE.into(), RecordType::NS);
+    for o in ptr_octets() {
+        ask(format!("{o}.{REVERSE}"), RecordType::PTR);
     }
     Zone { rrsets }
 }

@@ -802,3 +802,247 @@ fn serve_logs_a_dig_line_and_warns_on_the_mdns_port() {
         assert!(err.contains("5353 is the mDNS port"), "{err}");
     }
 }
+
+// -------------------------------------------------------------------------------------------------------
+// The reverse zone
+
+const REVERSE_ONE: &str = "all:
+  hosts: { 10.10.10.10: { nodename: meta } }
+  vars:
+    vm_hosts: [ { address: 10.10.10.20, names: [one, two] } ]
+";
+/// The same A records as [`REVERSE_ONE`]; the canonical name of .20 is now `two`.
+const REVERSE_TWO: &str = "all:
+  hosts: { 10.10.10.10: { nodename: meta } }
+  vars:
+    vm_hosts: [ { address: 10.10.10.20, names: [two, one] } ]
+";
+
+fn ptr_of(m: &Message) -> Vec<String> {
+    m.answers
+        .iter()
+        .filter_map(|r| match &r.data {
+            RData::PTR(p) => Some(p.0.to_ascii()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn load_shows_ptr_changes_and_history_and_export_the_reverse_zone() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let s = state.to_str().unwrap();
+    let one = write(t.path(), "one.yml", REVERSE_ONE);
+    let r = load(&state, &one, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("+ PTR 10.10.10.10 meta.pigsty.test\n+ PTR 10.10.10.20 one.pigsty.test\n"),
+        "{}",
+        r.stdout
+    );
+    // Only the PTR choice changes: a new generation, one diff line for it, no A lines.
+    let two = write(t.path(), "two.yml", REVERSE_TWO);
+    let r = load(&state, &two, &["--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["result"], "stored");
+    assert_eq!(v["serial"], 2);
+    assert_ne!(v["record_digest"], v["previous_record_digest"]);
+    assert_eq!(v["reverse_zone"], "10.10.10.in-addr.arpa");
+    assert_eq!(
+        v["diff"],
+        serde_json::json!({"added": [], "removed": [], "changed": [], "ptr": [
+            {"address": "10.10.10.20", "old": "one.pigsty.test", "new": "two.pigsty.test"}
+        ]})
+    );
+    let r = load(&state, &one, &["--dry-run"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .starts_with("~ PTR 10.10.10.20 two.pigsty.test -> one.pigsty.test\ndry run"),
+        "{}",
+        r.stdout
+    );
+
+    let h = run(&["history", "--json", "--state-dir", s]);
+    let v: serde_json::Value = serde_json::from_str(&h.stdout).unwrap();
+    let newest = &v["generations"][0];
+    assert_eq!(newest["serial"], 2);
+    assert_eq!(newest["reverse_zone"], "10.10.10.in-addr.arpa");
+    assert_eq!(
+        newest["ptr"],
+        serde_json::json!([
+            {"address": "10.10.10.10", "name": "meta.pigsty.test"},
+            {"address": "10.10.10.20", "name": "two.pigsty.test"}
+        ])
+    );
+    assert_eq!(v["generations"][1]["ptr"][1]["name"], "one.pigsty.test");
+
+    let zone = run(&["export", "--zone-of", "reverse", "--state-dir", s]);
+    assert_eq!(zone.code, 0, "{}", zone.stderr);
+    let digest = newest["record_digest"].as_str().unwrap();
+    assert_eq!(
+        zone.stdout,
+        format!(
+            "; pigsty-dns export: zone 10.10.10.in-addr.arpa (reverse of pigsty.test) serial 2 record \
+             digest {digest}\n$ORIGIN 10.10.10.in-addr.arpa.\n$TTL 30\n\
+             @\t30\tIN\tSOA\tlocalhost. hostmaster.pigsty.test. 2 3600 900 604800 5\n\
+             @\t30\tIN\tNS\tlocalhost.\n\
+             10\t30\tIN\tPTR\tmeta.pigsty.test.\n\
+             20\t30\tIN\tPTR\ttwo.pigsty.test.\n"
+        )
+    );
+    // The hosts lines are what they were: every name, no PTR notion.
+    let hosts = run(&["export", "--format", "hosts", "--state-dir", s]);
+    assert_eq!(
+        hosts.stdout,
+        "10.10.10.10\tmeta.pigsty.test\n10.10.10.20\tone.pigsty.test two.pigsty.test\n"
+    );
+    let r = run(&[
+        "export",
+        "--format",
+        "hosts",
+        "--zone-of",
+        "reverse",
+        "--state-dir",
+        s,
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(r.error_line().contains("--zone-of reverse"), "{}", r.stderr);
+
+    let out = t.path().join("10.10.10.in-addr.arpa.zone");
+    let o = out.to_str().unwrap();
+    assert_eq!(
+        run(&["export", "--zone-of", "reverse", "--state-dir", s, "-o", o]).code,
+        0
+    );
+    assert_eq!(fs::read_to_string(&out).unwrap(), zone.stdout);
+    if e2e() {
+        let r = Command::new("named-checkzone")
+            .args(["10.10.10.in-addr.arpa", o])
+            .output()
+            .expect("named-checkzone (bind9utils) must be installed");
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stdout));
+        let r = Command::new("kzonecheck")
+            .args(["-o", "10.10.10.in-addr.arpa", o])
+            .output()
+            .expect("kzonecheck (knot) must be installed");
+        assert!(
+            r.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&r.stdout),
+            String::from_utf8_lossy(&r.stderr)
+        );
+    }
+    // A rollback re-seals the old PTR choice with the old records.
+    let r = run(&["rollback", "1", "--state-dir", s]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .starts_with("~ PTR 10.10.10.20 two.pigsty.test -> one.pigsty.test\n"),
+        "{}",
+        r.stdout
+    );
+    let zone = run(&["export", "--zone-of", "reverse", "--state-dir", s]);
+    assert!(
+        zone.stdout.ends_with("20\t30\tIN\tPTR\tone.pigsty.test.\n"),
+        "{}",
+        zone.stdout
+    );
+}
+
+/// A generation sealed before reverse zones (no `ptr`) still loads and serves its forward zone, serves
+/// no reverse zone, cannot be exported as one, and loading the same input again seals the PTRs.
+#[test]
+fn a_generation_from_before_reverse_zones_serves_none_until_loaded_again() {
+    use pigsty_dns::generation::{Generation, record_digest};
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let s = state.to_str().unwrap();
+    let one = write(t.path(), "one.yml", REVERSE_ONE);
+    assert_eq!(load(&state, &one, &[]).code, 0);
+    let json = run(&["export", "--format", "json", "--state-dir", s]);
+    let mut g = Generation::decode(json.stdout.as_bytes()).unwrap();
+    g.ptr.clear();
+    g.serial = 2;
+    g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records, &g.ptr);
+    let bytes = g.encode();
+    assert!(
+        !String::from_utf8_lossy(&bytes).contains("\"ptr\""),
+        "the old format"
+    );
+    let path = state
+        .join("generations")
+        .join(pigsty_dns::store::file_name(2, &g.self_digest()));
+    fs::write(&path, &bytes).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+
+    let srv = start(&state, &[]);
+    assert_eq!(soa_serial(srv.addr), 2);
+    let m = ask(srv.addr, "meta.pigsty.test.", RecordType::A).unwrap();
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    let m = ask(srv.addr, "10.10.10.10.in-addr.arpa.", RecordType::PTR).unwrap();
+    assert_eq!(m.metadata.response_code, ResponseCode::Refused);
+    assert!(status_file(&state).unwrap()["reverse_zone"].is_null());
+    let r = run(&["export", "--zone-of", "reverse", "--state-dir", s]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.error_line().contains("generation 2 has no reverse zone"),
+        "{}",
+        r.stderr
+    );
+
+    // Same records, now with PTRs: a new generation, served at once.
+    let r = load(&state, &one, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("+ PTR 10.10.10.20 one.pigsty.test\n"),
+        "{}",
+        r.stdout
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while soa_serial(srv.addr) != 3 {
+        assert!(Instant::now() < deadline, "serial 3 never went live");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let m = ask(srv.addr, "20.10.10.10.in-addr.arpa.", RecordType::PTR).unwrap();
+    assert_eq!(ptr_of(&m), ["one.pigsty.test."]);
+}
+
+#[test]
+fn status_shows_and_probes_both_zones() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let one = write(t.path(), "one.yml", REVERSE_ONE);
+    let srv = start(&state, &["--records", one.to_str().unwrap()]);
+    let m = ask(srv.addr, "10.10.10.10.in-addr.arpa.", RecordType::PTR).unwrap();
+    assert_eq!(ptr_of(&m), ["meta.pigsty.test."]);
+    let r = run(&["status", "--state-dir", state.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with("pigsty-dns: running\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "probe {} 10.10.10.in-addr.arpa: UDP serial 1; TCP serial 1\n",
+            srv.addr
+        )),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("  zone pigsty.test  reverse zone 10.10.10.in-addr.arpa  serial 1"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&["status", "--json", "--state-dir", state.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["status"]["reverse_zone"], "10.10.10.in-addr.arpa");
+    assert_eq!(v["reverse_probe"]["tcp"]["serial"], 1);
+}

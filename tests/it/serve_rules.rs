@@ -861,3 +861,175 @@ mod tcp_slot_pressure {
         srv.stop().await;
     }
 }
+
+mod reverse {
+    //! The reverse zone (`10.10.10.in-addr.arpa`) through real sockets: built from a `host-names.yml`
+    //! text, so the PTRs follow the real canonical-name rule.
+
+    use super::*;
+    use pigsty_dns::reverse_view::fixtures::{YAML, view_from};
+
+    const APEX: &str = "10.10.10.in-addr.arpa.";
+
+    fn ptr(m: &Message) -> Vec<String> {
+        m.answers
+            .iter()
+            .filter_map(|r| match &r.data {
+                RData::PTR(p) => Some(p.0.to_ascii()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn assert_reverse_negative(m: &Message, rcode: ResponseCode, serial: u32) {
+        assert_negative(m, rcode, serial);
+        assert_eq!(m.authorities[0].name.to_ascii().to_ascii_lowercase(), APEX);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn answers_every_reverse_rule_over_udp_and_tcp() {
+        let srv = start_with(test_config(), view_from(YAML, 4));
+        for over_tcp in [false, true] {
+            let ask = |m: Message| async move {
+                if over_tcp {
+                    tcp(srv.addr, &m).await
+                } else {
+                    udp(srv.addr, &m).await
+                }
+            };
+            let m = ask(query(1, "10.10.10.10.in-addr.arpa.", RecordType::PTR)).await;
+            assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+            assert!(m.metadata.authoritative && !m.metadata.recursion_available);
+            assert_eq!(ptr(&m), ["meta.pigsty.test."]);
+            assert_eq!(m.answers[0].ttl, TTL);
+            let m = ask(query(2, "11.10.10.10.in-addr.arpa.", RecordType::PTR)).await;
+            assert_eq!(ptr(&m), ["b.pigsty.test."], "first served vm_hosts name");
+            let m = ask(query(3, "11.10.10.10.in-addr.arpa.", RecordType::ANY)).await;
+            assert_eq!(ptr(&m), ["b.pigsty.test."], "ANY: the PTR RRset only");
+
+            for nx in [
+                "12.10.10.10.in-addr.arpa.",
+                "200.10.10.10.in-addr.arpa.",
+                "010.10.10.10.in-addr.arpa.",
+                "x.10.10.10.10.in-addr.arpa.",
+            ] {
+                let m = ask(query(4, nx, RecordType::PTR)).await;
+                assert_reverse_negative(&m, ResponseCode::NXDomain, 4);
+            }
+            for t in [RecordType::A, RecordType::AAAA, RecordType::TXT] {
+                let m = ask(query(5, "10.10.10.10.in-addr.arpa.", t)).await;
+                assert_reverse_negative(&m, ResponseCode::NoError, 4);
+            }
+            let m = ask(query(6, APEX, RecordType::PTR)).await;
+            assert_reverse_negative(&m, ResponseCode::NoError, 4);
+
+            let m = ask(query(7, APEX, RecordType::SOA)).await;
+            let RData::SOA(soa) = &m.answers[0].data else {
+                panic!("{m}")
+            };
+            assert_eq!((soa.serial, soa.minimum, m.answers[0].ttl), (4, NEG, TTL));
+            let m = ask(query(8, APEX, RecordType::ANY)).await;
+            assert_eq!(m.answers[0].record_type(), RecordType::SOA);
+            let m = ask(query(9, APEX, RecordType::NS)).await;
+            let RData::NS(ns) = &m.answers[0].data else {
+                panic!("{m}")
+            };
+            assert_eq!(ns.0.to_ascii(), "localhost.");
+
+            for refused in [
+                query(10, "11.10.10.in-addr.arpa.", RecordType::SOA),
+                query(11, "10.in-addr.arpa.", RecordType::SOA),
+                query(12, "1.0.0.127.in-addr.arpa.", RecordType::PTR),
+                query(13, "ip6.arpa.", RecordType::SOA),
+                query(14, APEX, RecordType::AXFR),
+            ] {
+                let r = ask(refused).await;
+                assert_eq!(r.metadata.response_code, ResponseCode::Refused, "{r}");
+                assert!(!r.metadata.authoritative && r.answers.is_empty());
+            }
+        }
+        srv.stop().await;
+    }
+
+    #[tokio::test]
+    async fn edns_truncation_and_0x20_as_in_the_forward_zone() {
+        let cfg = ServerConfig {
+            limits: Limits {
+                udp_cap: Some(60),
+                ..Limits::default()
+            },
+            ..test_config()
+        };
+        let srv = start_with(cfg, view_from(YAML, 4));
+        let name = "10.10.10.10.In-AdDr.ArPa.";
+        let q = with_edns(query(0x2020, name, RecordType::PTR), 1232, true);
+        let bytes = q.to_vec().unwrap();
+        let qlen = bytes.len() - 12 - 11;
+        // Over UDP the answer (83 bytes) is over the 60-byte cap: TC=1 with the question and OPT only.
+        let reply = udp_raw(srv.addr, &bytes).await.unwrap();
+        assert_eq!(&reply[12..12 + qlen], &bytes[12..12 + qlen], "0x20 kept");
+        let m = Message::from_vec(&reply).unwrap();
+        assert!(m.metadata.truncation && m.answers.is_empty(), "{m}");
+        assert!(m.edns.as_ref().unwrap().flags().dnssec_ok);
+        assert_eq!(reply.len(), 12 + qlen + 11);
+        // TCP: complete.
+        let reply = tcp_raw(srv.addr, &bytes).await;
+        assert_eq!(&reply[12..12 + qlen], &bytes[12..12 + qlen]);
+        let m = Message::from_vec(&reply).unwrap();
+        assert!(!m.metadata.truncation);
+        assert_eq!(ptr(&m), ["meta.pigsty.test."]);
+        let e = m.edns.as_ref().unwrap();
+        assert_eq!(e.max_payload(), 1232);
+        let mut v1 = with_edns(query(3, APEX, RecordType::SOA), 1232, false);
+        v1.edns.as_mut().unwrap().set_version(1);
+        let r = tcp(srv.addr, &v1).await;
+        // hickory decodes extended rcode 16 as BADSIG, which shares the number with BADVERS.
+        assert_eq!(u16::from(r.metadata.response_code), 16, "{r}");
+        assert_eq!(r.edns.as_ref().unwrap().version(), 0);
+        srv.stop().await;
+    }
+
+    /// Both zones swap as one: every reverse answer during the swap is wholly of one generation (a
+    /// PTR of the first, or an NXDOMAIN whose SOA has the second's serial), and never switches back.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn both_zones_swap_together() {
+        let first = "all:\n  hosts: { 10.10.10.10: { nodename: meta } }\n";
+        let second = "all:\n  hosts: { 10.10.10.20: { nodename: meta } }\n";
+        let srv = start_with(test_config(), view_from(first, 1));
+        let zone = srv.zone.clone();
+        let addr = srv.addr;
+        let client = tokio::spawn(async move {
+            let mut seen_new = 0u32;
+            for i in 0..20_000u32 {
+                let m = udp(
+                    addr,
+                    &query(i as u16, "10.10.10.10.in-addr.arpa.", RecordType::PTR),
+                )
+                .await;
+                if m.metadata.response_code == ResponseCode::NoError {
+                    assert_eq!(ptr(&m), ["meta.pigsty.test."]);
+                    assert_eq!(seen_new, 0, "answers never switch back");
+                } else {
+                    assert_reverse_negative(&m, ResponseCode::NXDomain, 2);
+                    seen_new += 1;
+                }
+                if seen_new >= 100 {
+                    return true;
+                }
+            }
+            false
+        });
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        zone.store(std::sync::Arc::new(view_from(second, 2)));
+        assert!(client.await.unwrap(), "the client saw the new generation");
+        let m = udp(
+            addr,
+            &query(1, "20.10.10.10.in-addr.arpa.", RecordType::PTR),
+        )
+        .await;
+        assert_eq!(ptr(&m), ["meta.pigsty.test."]);
+        let m = udp(addr, &query(2, "meta.pigsty.test.", RecordType::A)).await;
+        assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 20)]);
+        srv.stop().await;
+    }
+}

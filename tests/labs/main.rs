@@ -7,6 +7,7 @@ use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
+mod nm_lab;
 mod route_delegate_lab;
 mod route_lab;
 mod service_pid1_lab;

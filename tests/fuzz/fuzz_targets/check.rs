@@ -116,4 +116,19 @@ fn servable(text: &str) {
             r.name
         );
     }
+    // Forward confirmation: every PTR target has an A back to its address, through the served view.
+    for p in &g.ptr {
+        assert_eq!(
+            view.lookup(&p.name),
+            Some(Node::Address(p.address)),
+            "PTR {} -> {}",
+            p.address,
+            p.name
+        );
+    }
+    assert_eq!(
+        view.reverse().map(|r| r.ptr_count()),
+        (!g.ptr.is_empty()).then_some(g.ptr.len()),
+        "one reverse-zone slot per PTR"
+    );
 }

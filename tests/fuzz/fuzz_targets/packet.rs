@@ -17,9 +17,12 @@
 //! - the answer agrees with the zone and the answering rules, computed independently: REFUSED exactly
 //!   for what is not ours, NXDOMAIN exactly for names that do not exist, otherwise exactly the RRset the
 //!   rules name (SOA and NS at the apex, the A where there is one, for ANY one RRset as RFC 8482 lets,
-//!   the SOA at the apex, else the A) or NODATA with the SOA, with the zone's address, serial and TTLs.
+//!   the SOA at the apex, else the A) or NODATA with the SOA, with the zone's address, serial and TTLs;
+//!   the same in the reverse zone of a sample, with the PTR where the forward zone has the A.
 
 #![no_main]
+
+use std::net::Ipv4Addr;
 
 use hickory_proto::op::{Message, ResponseCode};
 use hickory_proto::rr::{Name, RData, RecordType};
@@ -33,6 +36,7 @@ const MIN_UDP: usize = 512;
 const TYPE_NS: u16 = 2;
 const TYPE_SOA: u16 = 6;
 const TYPE_A: u16 = 1;
+const TYPE_PTR: u16 = 12;
 const TYPE_IXFR: u16 = 251;
 const TYPE_AXFR: u16 = 252;
 const TYPE_ANY: u16 = 255;
@@ -314,10 +318,18 @@ fn common(q: &[u8], a: &Answered, ind: &Independent, served: &Served, limits: &L
     // NOERROR, NXDOMAIN, REFUSED: a QUERY with its one question read.
     assert_eq!(qd, 1, "{rcode} without the question");
     assert_eq!(opcode, 0, "{rcode} for opcode {opcode}");
-    let answerable = ind.qclass == 1
-        && ind.in_zone(&served.zone)
-        && ind.qtype != TYPE_AXFR
-        && ind.qtype != TYPE_IXFR;
+    // The zone the question is in: the forward zone, or the reverse zone of a sample.
+    let reverse = !ind.in_zone(&served.zone)
+        && served
+            .reverse_zone
+            .as_deref()
+            .is_some_and(|z| ind.in_zone(z));
+    let zone = match (reverse, &served.reverse_zone) {
+        (true, Some(z)) => z.as_str(),
+        _ => served.zone.as_str(),
+    };
+    let answerable =
+        ind.qclass == 1 && ind.in_zone(zone) && ind.qtype != TYPE_AXFR && ind.qtype != TYPE_IXFR;
     if rcode == ResponseCode::Refused {
         assert!(!answerable, "REFUSED an answerable question");
         assert_eq!((an, ns), (0, 0));
@@ -325,8 +337,15 @@ fn common(q: &[u8], a: &Answered, ind: &Independent, served: &Served, limits: &L
     }
     assert!(answerable, "{rcode} for a question that is not ours");
     let lower = ind.lower();
-    let node = lower.as_ref().and_then(|n| served.names.get(n));
-    let apex = lower.as_deref() == Some(served.zone.as_str());
+    // What the name holds: an address, a PTR target, or nothing (apex, empty non-terminal).
+    let node: Option<(Option<Ipv4Addr>, Option<&str>)> = lower.as_ref().and_then(|n| {
+        if reverse {
+            served.ptr.get(n).map(|t| (None, t.as_deref()))
+        } else {
+            served.names.get(n).map(|a| (*a, None))
+        }
+    });
+    let apex = lower.as_deref() == Some(zone);
     if a.truncated {
         return;
     }
@@ -337,10 +356,11 @@ fn common(q: &[u8], a: &Answered, ind: &Independent, served: &Served, limits: &L
         let node = node.unwrap_or_else(|| panic!("NOERROR for {lower:?}, which does not exist"));
         // The answering rules: SOA and NS at the apex; the A where there is one; ANY (RFC 8482) one
         // RRset, the SOA at the apex, else the A; anything else NODATA.
-        let want = match (ind.qtype, apex, *node) {
+        let want = match (ind.qtype, apex, node) {
             (TYPE_SOA | TYPE_ANY, true, _) => Some(RecordType::SOA),
             (TYPE_NS, true, _) => Some(RecordType::NS),
-            (TYPE_A | TYPE_ANY, _, Some(_)) => Some(RecordType::A),
+            (TYPE_A | TYPE_ANY, _, (Some(_), _)) => Some(RecordType::A),
+            (TYPE_PTR | TYPE_ANY, _, (_, Some(_))) => Some(RecordType::PTR),
             _ => None,
         };
         match want {
@@ -361,7 +381,12 @@ fn common(q: &[u8], a: &Answered, ind: &Independent, served: &Served, limits: &L
             assert_eq!(Some(rec.record_type()), want, "answer type");
             assert_eq!(rec.ttl, served.view.ttl(), "answer TTL");
             match &rec.data {
-                RData::A(addr) => assert_eq!(Some(addr.0), *node, "wrong address"),
+                RData::A(addr) => assert_eq!(Some(addr.0), node.0, "wrong address"),
+                RData::PTR(p) => assert_eq!(
+                    Some(p.0.to_ascii().trim_end_matches('.')),
+                    node.1,
+                    "wrong PTR target"
+                ),
                 RData::SOA(s) => assert_eq!(s.serial, served.view.serial(), "SOA serial"),
                 RData::NS(_) => {}
                 other => panic!("unexpected answer {other:?}"),
@@ -382,7 +407,7 @@ fn common(q: &[u8], a: &Answered, ind: &Independent, served: &Served, limits: &L
         assert!(
             soa.name
                 .to_ascii()
-                .eq_ignore_ascii_case(&format!("{}.", served.zone)),
+                .eq_ignore_ascii_case(&format!("{zone}.")),
             "negative SOA owner is not the apex: {}",
             soa.name
         );

@@ -15,11 +15,14 @@ pub const META_YML: &str = include_str!("../../../zones/pigsty.test.yml");
 pub const HA_YML: &str = include_str!("../../../zones/ha.yml");
 
 /// A view and, independently of it, every name that exists in it: served names with their address,
-/// and the apex and empty non-terminals with `None`.
+/// and the apex and empty non-terminals with `None`; and the reverse zone's names (its apex with `None`,
+/// each address with its PTR target), read from the generation's PTR list.
 pub struct Served {
     pub view: ZoneView,
     pub names: HashMap<String, Option<Ipv4Addr>>,
     pub zone: String,
+    pub reverse_zone: Option<String>,
+    pub ptr: HashMap<String, Option<String>>,
 }
 
 pub fn zone() -> Zone {
@@ -63,10 +66,27 @@ fn served(g: Option<&Generation>) -> Served {
             rest = parent;
         }
     }
+    let ptr_list = g.map(|g| g.ptr.as_slice()).unwrap_or_default();
+    let reverse_zone = ptr_list.first().map(|p| {
+        let [a, b, c, _] = p.address.octets();
+        format!("{c}.{b}.{a}.in-addr.arpa")
+    });
+    let mut ptr = HashMap::new();
+    if let Some(z) = &reverse_zone {
+        ptr.insert(z.clone(), None);
+        for p in ptr_list {
+            ptr.insert(
+                format!("{}.{z}", p.address.octets()[3]),
+                Some(p.name.clone()),
+            );
+        }
+    }
     Served {
         view,
         names,
         zone: apex,
+        reverse_zone,
+        ptr,
     }
 }
 

@@ -103,6 +103,11 @@ fn packet_seeds() -> BTreeMap<String, Vec<u8>> {
         ("outside", "example.com."),
         ("root", "."),
         ("parent", "test."),
+        // The samples' reverse zone: apex, a PTR, an address without one (ha's .9), another /24.
+        ("rev-apex", "10.10.10.in-addr.arpa."),
+        ("rev-ptr", "10.10.10.10.in-addr.arpa."),
+        ("rev-nx", "9.10.10.10.in-addr.arpa."),
+        ("rev-other", "11.10.10.in-addr.arpa."),
     ];
     let types = [
         ("a", RecordType::A),
@@ -114,6 +119,7 @@ fn packet_seeds() -> BTreeMap<String, Vec<u8>> {
         ("txt", RecordType::TXT),
         ("axfr", RecordType::AXFR),
         ("ixfr", RecordType::IXFR),
+        ("ptr", RecordType::PTR),
     ];
     // ID[1] & 3 picks the zone (0/1 meta, 2 ha, 3 empty); an odd ID[0] turns on the test UDP cap.
     let ids: [u16; 4] = [0x1200, 0x3402, 0x5603, 0x0140];

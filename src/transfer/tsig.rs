@@ -1,0 +1,299 @@
+//! TSIG (RFC 8945, hmac-sha256) for transfers: `serve --tsig-key FILE` reads one key from a BIND
+//! (`key "name" { algorithm hmac-sha256; secret "…"; };`) or Knot (`key: - id: name / algorithm: /
+//! secret:`) key file, which must be a regular file of ours, mode 0600 (like the state dir, nobody else
+//! may read or change it). With a key, a transfer request must be signed with it: unsigned requests go
+//! to the query rules (REFUSED); a signature with another key is NOTAUTH/BADKEY, a wrong MAC
+//! NOTAUTH/BADSIG (both unsigned, §5.2), a time outside the fudge NOTAUTH/BADTIME (signed, §5.2.3).
+//! Every response message is signed; after the first, with the prior MAC and the timers only (§5.3.1).
+//!
+//! The HMAC and the request check are hickory-proto's (`TSigner`, `TSigResponseContext`, on `ring`).
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use hickory_proto::op::Message;
+use hickory_proto::rr::rdata::tsig::{TSIG, TsigAlgorithm, TsigError, make_tsig_record};
+use hickory_proto::rr::{Name, TSigResponseContext, TSigner};
+
+/// Seconds of clock difference accepted (RFC 8945 §10 recommends 300).
+const FUDGE: u16 = 300;
+/// A key file is a few lines; anything larger is not one.
+const MAX_FILE: u64 = 64 * 1024;
+
+#[derive(Clone)]
+pub struct Key {
+    signer: TSigner,
+}
+
+/// Never prints the secret.
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Key({})", self.signer.signer_name())
+    }
+}
+
+/// What a signed request earned.
+#[derive(Debug, Clone)]
+pub enum Checked {
+    /// Valid: sign the response with the request's MAC.
+    Valid { mac: Vec<u8>, id: u16 },
+    /// NOTAUTH with this TSIG error (and, for BADTIME, a signed response).
+    Refused {
+        error: TsigError,
+        id: u16,
+        mac: Vec<u8>,
+        /// The key name the request used (a BADKEY response names it back).
+        key: Name,
+    },
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Key {
+    /// Reads and checks the key file. The error says what is wrong, naming the file.
+    pub fn load(path: &Path) -> Result<Key, String> {
+        let shown = path.display();
+        let f = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| format!("--tsig-key {shown}: cannot be read ({e})"))?;
+        let m = f
+            .metadata()
+            .map_err(|e| format!("--tsig-key {shown}: cannot be read ({e})"))?;
+        if !m.is_file() {
+            return Err(format!("--tsig-key {shown}: not a regular file"));
+        }
+        let me = crate::sys::user::euid();
+        if m.uid() != me {
+            return Err(format!(
+                "--tsig-key {shown}: owned by uid {}, not by you (uid {me})",
+                m.uid()
+            ));
+        }
+        if m.mode() & 0o077 != 0 {
+            return Err(format!(
+                "--tsig-key {shown}: mode {:o}, others can read it (chmod 600 {shown})",
+                m.mode() & 0o7777
+            ));
+        }
+        if m.len() > MAX_FILE {
+            return Err(format!(
+                "--tsig-key {shown}: {} bytes, not a key file",
+                m.len()
+            ));
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("--tsig-key {shown}: cannot be read ({e})"))?;
+        let (name, algorithm, secret) =
+            parse(&text).map_err(|e| format!("--tsig-key {shown}: {e}"))?;
+        if !algorithm.eq_ignore_ascii_case("hmac-sha256") {
+            return Err(format!(
+                "--tsig-key {shown}: algorithm {algorithm}; only hmac-sha256 is supported"
+            ));
+        }
+        let secret = data_encoding::BASE64
+            .decode(secret.as_bytes())
+            .map_err(|e| format!("--tsig-key {shown}: the secret is not base64 ({e})"))?;
+        if secret.len() < 16 {
+            return Err(format!(
+                "--tsig-key {shown}: the secret is {} bytes; use at least 32 (tsig-keygen, keymgr -t)",
+                secret.len()
+            ));
+        }
+        let name = Name::from_ascii(format!("{}.", name.trim_end_matches('.')))
+            .map_err(|e| format!("--tsig-key {shown}: key name {name:?}: {e}"))?;
+        let signer = TSigner::new(secret, TsigAlgorithm::HmacSha256, name, FUDGE)
+            .map_err(|e| format!("--tsig-key {shown}: {e}"))?;
+        Ok(Key { signer })
+    }
+
+    pub fn name(&self) -> &Name {
+        self.signer.signer_name()
+    }
+
+    /// Checks a request that carries a TSIG record (`msg` its bytes).
+    pub fn check(&self, msg: &[u8], request: &Message) -> Checked {
+        let id = request.metadata.id;
+        let Some(sig) = request.signature.as_ref() else {
+            return Checked::Refused {
+                error: TsigError::BadSig,
+                id,
+                mac: Vec::new(),
+                key: self.name().clone(),
+            };
+        };
+        let refused = |error, mac| Checked::Refused {
+            error,
+            id,
+            mac,
+            key: sig.name.clone(),
+        };
+        if sig.name != *self.signer.signer_name() || sig.data.algorithm != *self.signer.algorithm()
+        {
+            return refused(TsigError::BadKey, Vec::new());
+        }
+        match self.signer.verify_message_byte(msg, None, true) {
+            Err(_) => refused(TsigError::BadSig, Vec::new()),
+            Ok((mac, _, range)) if !range.contains(&now()) => refused(TsigError::BadTime, mac),
+            Ok((mac, _, _)) => Checked::Valid { mac, id },
+        }
+    }
+
+    /// The signature state of one transfer's responses.
+    pub fn session(&self, checked: &Checked) -> Session {
+        let (id, mac) = match checked {
+            Checked::Valid { mac, id } | Checked::Refused { mac, id, .. } => (*id, mac.clone()),
+        };
+        Session {
+            key: match checked {
+                Checked::Refused { key, .. } => key.clone(),
+                Checked::Valid { .. } => self.name().clone(),
+            },
+            signer: self.signer.clone(),
+            id,
+            prior: mac,
+            first: true,
+            time: now(),
+            error: match checked {
+                Checked::Valid { .. } => None,
+                Checked::Refused { error, .. } => Some(*error),
+            },
+        }
+    }
+}
+
+/// Signs the messages of one response in order.
+pub struct Session {
+    /// The request's key name (for BADKEY, one we do not know).
+    key: Name,
+    signer: TSigner,
+    id: u16,
+    /// The request's MAC, then each message's.
+    prior: Vec<u8>,
+    first: bool,
+    time: u64,
+    error: Option<TsigError>,
+}
+
+impl Session {
+    /// Adds the TSIG record to `m` (which has none yet).
+    pub fn sign(&mut self, m: &mut Message) -> Result<(), String> {
+        let unsigned = m.to_vec().map_err(|e| e.to_string())?;
+        let record = match &self.error {
+            // BADKEY and BADSIG are answered unsigned (§5.2).
+            Some(TsigError::BadKey) => {
+                TSigResponseContext::unknown_key(self.id, self.time, self.key.clone())
+                    .sign(&unsigned)
+            }
+            Some(TsigError::BadSig) => {
+                TSigResponseContext::bad_signature(self.id, self.time, self.signer.clone())
+                    .sign(&unsigned)
+            }
+            _ if self.first => TSigResponseContext::new(
+                self.id,
+                self.time,
+                self.signer.clone(),
+                self.prior.clone(),
+                self.error,
+            )
+            .sign(&unsigned),
+            _ => {
+                // §5.3.1: prior MAC (with its length), the message, then the timers only.
+                let mut tbs = Vec::with_capacity(unsigned.len() + self.prior.len() + 10);
+                tbs.extend_from_slice(&(self.prior.len() as u16).to_be_bytes());
+                tbs.extend_from_slice(&self.prior);
+                tbs.extend_from_slice(&unsigned);
+                tbs.extend_from_slice(&self.time.to_be_bytes()[2..]);
+                tbs.extend_from_slice(&FUDGE.to_be_bytes());
+                let mac = self.signer.sign(&tbs).map_err(|e| e.to_string())?;
+                let tsig = TSIG::new(
+                    TsigAlgorithm::HmacSha256,
+                    self.time,
+                    FUDGE,
+                    mac,
+                    self.id,
+                    None,
+                    Vec::new(),
+                );
+                Ok(Box::new(make_tsig_record(
+                    self.signer.signer_name().clone(),
+                    tsig,
+                )))
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        self.prior = record.data.mac.clone();
+        self.first = false;
+        m.signature = Some(record);
+        Ok(())
+    }
+}
+
+/// (name, algorithm, secret) of the one key in a BIND or Knot key file.
+fn parse(text: &str) -> Result<(String, String, String), String> {
+    let mut name = None;
+    let mut algorithm = None;
+    let mut secret = None;
+    let clean = |v: &str| {
+        v.trim()
+            .trim_end_matches(';')
+            .trim()
+            .trim_matches('"')
+            .to_string()
+    };
+    for raw in text.lines() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        let line = line.strip_prefix("- ").unwrap_or(line).trim();
+        if let Some(rest) = line.strip_prefix("key ") {
+            // BIND: key "name" {
+            let n = clean(rest.trim_end_matches('{'));
+            if !n.is_empty() {
+                name.get_or_insert(n);
+            }
+        } else if let Some(rest) = line.strip_prefix("id:") {
+            name.get_or_insert(clean(rest));
+        } else if let Some(rest) = line
+            .strip_prefix("algorithm:")
+            .or_else(|| line.strip_prefix("algorithm "))
+        {
+            algorithm.get_or_insert(clean(rest));
+        } else if let Some(rest) = line
+            .strip_prefix("secret:")
+            .or_else(|| line.strip_prefix("secret "))
+        {
+            secret.get_or_insert(clean(rest));
+        }
+    }
+    match (name, algorithm, secret) {
+        (Some(n), Some(a), Some(s)) if !n.is_empty() && !s.is_empty() => Ok((n, a, s)),
+        _ => Err(
+            "no key found: want a BIND key file (tsig-keygen) or a Knot one (keymgr -t) with a name, \
+             an algorithm and a secret"
+                .into(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    #[test]
+    fn bind_and_knot_key_files() {
+        let bind = "key \"pigsty-xfr\" {\n\talgorithm hmac-sha256;\n\tsecret \"c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0\";\n};\n";
+        let knot = "# hmac-sha256:pigsty-xfr:...\nkey:\n  - id: pigsty-xfr\n    algorithm: hmac-sha256\n    secret: c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0\n";
+        for t in [bind, knot] {
+            let (n, a, s) = parse(t).unwrap();
+            assert_eq!((n.as_str(), a.as_str()), ("pigsty-xfr", "hmac-sha256"));
+            assert_eq!(s, "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0");
+        }
+        assert!(parse("nothing here").is_err());
+    }
+}

@@ -1,0 +1,817 @@
+//! Zone transfer to real secondaries: Knot, NSD and BIND each run as a secondary of pigsty-dns on
+//! loopback, learn of each swap through NOTIFY, transfer (AXFR first, then IXFR), and must then answer a
+//! generated query set exactly as pigsty-dns does (the differential suite's normal form). A fourth
+//! secondary (Knot) transfers from an address that is not allowed: it is refused and stays on the serial
+//! it loaded from a file.
+//!
+//! Gated on `PIGSTY_DNS_E2E=1` (needs Debian's `knot`, `nsd` and `bind9`; `tests/install-peers.sh`
+//! installs them). Every process runs under `timeout` in its own process group and is stopped by PID in
+//! a Drop guard (the differential suite's [`Proc`]). Only 127.0.0.0/8 receives traffic.
+
+use std::fmt::Write as _;
+use std::net::{SocketAddr, UdpSocket};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use hickory_proto::op::Message;
+use hickory_proto::rr::{RData, RecordType};
+
+use crate::differential::{
+    Case, Norm, Proc, differing, find_program, free_port, normalize, udp_exchange,
+};
+
+const ZONE: &str = "pigsty.test.";
+const REVERSE: &str = "10.10.10.in-addr.arpa.";
+/// Swaps made under query load; each is waited for on every secondary.
+const SWAPS: u32 = 30;
+/// A secondary must serve a new serial within this after the swap.
+const SYNC_WAIT: Duration = Duration::from_secs(20);
+const START_WAIT: Duration = Duration::from_secs(20);
+
+/// The records file of generation `n`: fixed hosts, a set that grows and shrinks with `n`, and a name
+/// that moves every time (so every swap changes A and PTR records both ways).
+fn yaml(n: u32) -> String {
+    let mut y = String::from(
+        "all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n    10.10.10.11: { nodename: node-b }\n  vars:\n    vm_hosts:\n",
+    );
+    let dynamic = 3 + n % 7;
+    for k in 0..dynamic {
+        writeln!(y, "      - address: 10.10.10.{}", 100 + k).unwrap();
+        writeln!(y, "        names: [dyn-{k}, dyn-{k}.svc.pigsty.test]").unwrap();
+    }
+    writeln!(y, "      - address: 10.10.10.{}", 200 + n % 40).unwrap();
+    writeln!(y, "        names: [moving-{n}]").unwrap();
+    y
+}
+
+/// The queries compared: every name any generation may hold (A, AAAA, ANY-free), both apexes' SOA
+/// and NS, empty non-terminals, every PTR slot used, and names that never exist.
+fn query_set() -> Vec<Case> {
+    let mut names: Vec<(String, RecordType)> = Vec::new();
+    for apex in [ZONE, REVERSE] {
+        for t in [RecordType::SOA, RecordType::NS, RecordType::A] {
+            names.push((apex.to_string(), t));
+        }
+    }
+    let mut fwd = vec![
+        "meta".to_string(),
+        "node-b".into(),
+        "svc".into(),
+        "nope".into(),
+    ];
+    for k in 0..10 {
+        fwd.push(format!("dyn-{k}"));
+        fwd.push(format!("dyn-{k}.svc"));
+    }
+    for n in 0..=SWAPS + 1 {
+        fwd.push(format!("moving-{n}"));
+    }
+    for rel in fwd {
+        for t in [RecordType::A, RecordType::AAAA] {
+            names.push((format!("{rel}.{ZONE}"), t));
+        }
+    }
+    let mut octets: Vec<u32> = vec![10, 11, 12, 99];
+    octets.extend(100..110);
+    octets.extend(200..240);
+    for o in octets {
+        names.push((format!("{o}.{REVERSE}"), RecordType::PTR));
+    }
+    names.into_iter().map(|(n, t)| Case::plain(&n, t)).collect()
+}
+
+fn soa_serial(addr: SocketAddr, apex: &str) -> Option<u32> {
+    let q = Case::plain(apex, RecordType::SOA).wire(4242);
+    let reply = udp_exchange(addr, &q).ok()?;
+    let m = Message::from_vec(&reply).ok()?;
+    m.answers.iter().find_map(|r| match &r.data {
+        RData::SOA(s) => Some(s.serial),
+        _ => None,
+    })
+}
+
+/// A TSIG key: name and base64 secret.
+type Key<'a> = (&'a str, &'a str);
+
+struct Secondary {
+    name: &'static str,
+    addr: SocketAddr,
+    proc_: Proc,
+}
+
+impl Secondary {
+    fn wait_serial(&mut self, serial: u32, wait: Duration) {
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Some(st) = self.proc_.exited() {
+                panic!(
+                    "{} exited ({st}); log:\n{}",
+                    self.name,
+                    self.proc_.log_text()
+                );
+            }
+            let fwd = soa_serial(self.addr, ZONE);
+            let rev = soa_serial(self.addr, REVERSE);
+            if fwd == Some(serial) && rev == Some(serial) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} not on serial {serial} within {wait:?} (forward {fwd:?}, reverse {rev:?}); log tail:\n{}",
+                self.name,
+                tail(&self.proc_.log_text(), 30)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Every query of the set answered identically by pigsty-dns and the secondary.
+fn compare(pigsty: SocketAddr, s: &Secondary, cases: &[Case]) -> Vec<String> {
+    let mut diffs = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        let q = c.wire(i as u16 + 1);
+        let ask = |a| udp_exchange(a, &q).and_then(|r| normalize(&q, &r));
+        let (p, t): (Result<Norm, String>, Result<Norm, String>) = (ask(pigsty), ask(s.addr));
+        match (p, t) {
+            (Ok(p), Ok(t)) if p == t => {}
+            (Ok(p), Ok(t)) => diffs.push(format!(
+                "{}: {} differs in {:?}\n  pigsty-dns: {p:?}\n  {}: {t:?}",
+                c.describe(),
+                s.name,
+                differing(&p, &t),
+                s.name
+            )),
+            (p, t) => diffs.push(format!("{}: pigsty {p:?}, {} {t:?}", c.describe(), s.name)),
+        }
+    }
+    diffs
+}
+
+fn write_private(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+fn start_knot(
+    dir: &Path,
+    knotd: &Path,
+    primary: SocketAddr,
+    via: &str,
+    zonefiles: Option<(&Path, &Path)>,
+    key: Option<Key>,
+) -> (SocketAddr, Proc) {
+    std::fs::create_dir_all(dir.join("storage")).unwrap();
+    let (key_section, key_ref) = match key {
+        Some((n, secret)) => (
+            format!("key:\n  - id: {n}\n    algorithm: hmac-sha256\n    secret: {secret}\n"),
+            format!("    key: {n}\n"),
+        ),
+        None => (String::new(), String::new()),
+    };
+    let port = free_port();
+    let conf = dir.join("knot.conf");
+    let (fwd_file, rev_file, load) = match zonefiles {
+        Some((f, r)) => (f.display().to_string(), r.display().to_string(), "whole"),
+        None => (
+            format!("{}/pigsty.test.zone", dir.display()),
+            format!("{}/reverse.zone", dir.display()),
+            "none",
+        ),
+    };
+    write_private(
+        &conf,
+        &format!(
+            "server:\n    rundir: \"{k}\"\n    listen: 127.0.0.1@{port}\n    udp-workers: 1\n    \
+             tcp-workers: 1\n    background-workers: 1\n\
+             database:\n    storage: \"{k}/storage\"\n\
+             control:\n    listen: \"{k}/knot.sock\"\n\
+             log:\n  - target: stderr\n    any: info\n\
+             {key_section}\
+             remote:\n  - id: pigsty\n    address: {p}\n    via: {via}\n{key_ref}\
+             acl:\n  - id: notify\n    address: 127.0.0.1\n    action: notify\n\
+             template:\n  - id: default\n    storage: \"{k}\"\n    zonefile-sync: -1\n    \
+             zonefile-load: {load}\n    journal-content: changes\n    master: pigsty\n    acl: notify\n\
+             zone:\n  - domain: pigsty.test\n    file: \"{f}\"\n  - domain: 10.10.10.in-addr.arpa\n    \
+             file: \"{r}\"\n",
+            k = dir.display(),
+            p = primary.to_string().replace(':', "@"),
+            f = fwd_file,
+            r = rev_file,
+        ),
+    );
+    let p = Proc::start(
+        "knotd",
+        knotd,
+        &["-c", conf.to_str().unwrap()],
+        dir.join("knotd.log"),
+    );
+    (([127, 0, 0, 1], port).into(), p)
+}
+
+fn start_nsd(
+    dir: &Path,
+    nsd: &Path,
+    primary: SocketAddr,
+    via: &str,
+    key: Option<Key>,
+) -> (SocketAddr, Proc) {
+    std::fs::create_dir_all(dir).unwrap();
+    let (key_section, key_ref) = match key {
+        Some((n, secret)) => (
+            format!("key:\n    name: {n}\n    algorithm: hmac-sha256\n    secret: \"{secret}\"\n"),
+            n.to_string(),
+        ),
+        None => (String::new(), "NOKEY".to_string()),
+    };
+    let port = free_port();
+    let conf = dir.join("nsd.conf");
+    let p = primary.to_string().replace(':', "@");
+    let mut zones = String::new();
+    for z in ["pigsty.test", "10.10.10.in-addr.arpa"] {
+        write!(
+            zones,
+            "zone:\n    name: {z}\n    request-xfr: {p} {key_ref}\n    allow-notify: 127.0.0.1 NOKEY\n    \
+             outgoing-interface: {via}\n"
+        )
+        .unwrap();
+    }
+    write_private(
+        &conf,
+        &format!(
+            "server:\n    ip-address: 127.0.0.1@{port}\n    server-count: 1\n    reuseport: no\n    \
+             username: \"\"\n    chroot: \"\"\n    database: \"\"\n    zonesdir: \"{n}\"\n    \
+             zonelistfile: \"{n}/zone.list\"\n    xfrdfile: \"{n}/xfrd.state\"\n    xfrdir: \"{n}\"\n    \
+             pidfile: \"{n}/nsd.pid\"\n    rrl-ratelimit: 0\n    rrl-whitelist-ratelimit: 0\n    \
+             verbosity: 2\n    zonefiles-write: 0\n    minimal-responses: yes\n\
+             remote-control:\n    control-enable: no\n{key_section}{zones}",
+            n = dir.display(),
+        ),
+    );
+    let pr = Proc::start(
+        "nsd",
+        nsd,
+        &["-d", "-c", conf.to_str().unwrap()],
+        dir.join("nsd.log"),
+    );
+    (([127, 0, 0, 1], port).into(), pr)
+}
+
+fn start_named(
+    dir: &Path,
+    named: &Path,
+    primary: SocketAddr,
+    via: &str,
+    key: Option<Key>,
+) -> (SocketAddr, Proc) {
+    std::fs::create_dir_all(dir).unwrap();
+    let (key_section, key_ref) = match key {
+        Some((n, secret)) => (
+            format!("key \"{n}\" {{ algorithm hmac-sha256; secret \"{secret}\"; }};\n"),
+            format!(" key \"{n}\""),
+        ),
+        None => (String::new(), String::new()),
+    };
+    let port = free_port();
+    let conf = dir.join("named.conf");
+    let mut zones = String::new();
+    for z in ["pigsty.test", "10.10.10.in-addr.arpa"] {
+        writeln!(
+            zones,
+            "zone \"{z}\" {{ type secondary; primaries {{ {ip} port {pp}{key_ref}; }}; file \"{z}.db\"; }};",
+            ip = primary.ip(),
+            pp = primary.port()
+        )
+        .unwrap();
+    }
+    write_private(
+        &conf,
+        &format!(
+            "options {{\n  directory \"{b}\";\n  listen-on port {port} {{ 127.0.0.1; }};\n  \
+             listen-on-v6 {{ none; }};\n  pid-file \"{b}/named.pid\";\n  session-keyfile \"{b}/session.key\";\n  \
+             managed-keys-directory \"{b}\";\n  recursion no;\n  notify no;\n  dnssec-validation no;\n  \
+             transfer-source {via};\n  allow-query {{ any; }};\n  minimal-responses yes;\n}};\n\
+             controls {{ }};\n{key_section}{zones}",
+            b = dir.display(),
+        ),
+    );
+    let pr = Proc::start(
+        "named",
+        named,
+        &["-g", "-n", "1", "-c", conf.to_str().unwrap()],
+        dir.join("named.log"),
+    );
+    (([127, 0, 0, 1], port).into(), pr)
+}
+
+/// The `zone transfer` log lines of pigsty-dns for one peer address, by answer kind.
+fn transfers_logged(log: &str, peer: &str) -> (usize, usize) {
+    let mine = log
+        .lines()
+        .filter(|l| l.contains("zone transfer") && l.contains(&format!("peer={peer} ")));
+    let (mut full, mut incremental) = (0, 0);
+    for l in mine {
+        if l.contains("answer=\"full zone\"") {
+            full += 1;
+        } else if l.contains("answer=incremental") || l.contains("answer=\"incremental\"") {
+            incremental += 1;
+        }
+    }
+    (full, incremental)
+}
+
+#[test]
+fn knot_nsd_and_bind_follow_every_swap() {
+    if !crate::util::e2e() {
+        eprintln!(
+            "skipped: set PIGSTY_DNS_E2E=1 (needs knot, nsd and bind9: bash tests/install-peers.sh)"
+        );
+        return;
+    }
+    let started = Instant::now();
+    let (knotd, nsd, named) = (
+        find_program("knotd"),
+        find_program("nsd"),
+        find_program("named"),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let state = dir.join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let records = crate::util::write(dir, "host-names.yml", &yaml(1));
+    let r = crate::util::load(&state, &records, &[]);
+    assert_eq!(r.code, 0, "load: {}{}", r.stdout, r.stderr);
+
+    // The refused secondary starts from the exported zone of serial 1.
+    let export = |zone_of: &str, file: &Path| {
+        let r = crate::util::run(&[
+            "export",
+            "--format",
+            "zone",
+            "--zone-of",
+            zone_of,
+            "--state-dir",
+            state.to_str().unwrap(),
+            "-o",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "export: {}{}", r.stdout, r.stderr);
+    };
+    let (fwd1, rev1) = (dir.join("fwd-1.zone"), dir.join("rev-1.zone"));
+    export("forward", &fwd1);
+    export("reverse", &rev1);
+
+    // Ports first: pigsty-dns needs the secondaries' addresses for --notify, they need its address.
+    let pport = free_port();
+    let primary: SocketAddr = ([127, 0, 0, 1], pport).into();
+    let (kaddr, kproc) = start_knot(&dir.join("knot"), &knotd, primary, "127.0.0.1", None, None);
+    let (naddr, nproc) = start_nsd(&dir.join("nsd"), &nsd, primary, "127.0.0.2", None);
+    let (baddr, bproc) = start_named(&dir.join("named"), &named, primary, "127.0.0.4", None);
+    let (daddr, dproc) = start_knot(
+        &dir.join("denied"),
+        &knotd,
+        primary,
+        "127.0.0.9",
+        Some((&fwd1, &rev1)),
+        None,
+    );
+    let mut pig = Proc::start(
+        "pigsty-dns",
+        Path::new(crate::util::BIN),
+        &[
+            "serve",
+            "--listen",
+            &primary.to_string(),
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--allow-transfer",
+            "127.0.0.1",
+            "--allow-transfer",
+            "127.0.0.2",
+            "--allow-transfer",
+            "127.0.0.4",
+            "--notify",
+            &kaddr.to_string(),
+            "--notify",
+            &naddr.to_string(),
+            "--notify",
+            &baddr.to_string(),
+        ],
+        dir.join("pigsty-dns.log"),
+    );
+    let deadline = Instant::now() + START_WAIT;
+    while soa_serial(primary, ZONE) != Some(1) {
+        if let Some(st) = pig.exited() {
+            panic!("pigsty-dns exited ({st}): {}", pig.log_text());
+        }
+        assert!(
+            Instant::now() < deadline,
+            "pigsty-dns not up: {}",
+            pig.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut secondaries = vec![
+        Secondary {
+            name: "knot",
+            addr: kaddr,
+            proc_: kproc,
+        },
+        Secondary {
+            name: "nsd",
+            addr: naddr,
+            proc_: nproc,
+        },
+        Secondary {
+            name: "bind",
+            addr: baddr,
+            proc_: bproc,
+        },
+    ];
+    let mut denied = Secondary {
+        name: "knot (not allowed)",
+        addr: daddr,
+        proc_: dproc,
+    };
+    let cases = query_set();
+    let mut failures = Vec::new();
+    for s in &mut secondaries {
+        s.wait_serial(1, START_WAIT);
+        failures.extend(compare(primary, s, &cases));
+    }
+    let first_sync = started.elapsed();
+    denied.wait_serial(1, START_WAIT);
+
+    // Query load on pigsty-dns for the whole run of swaps: every query must be answered.
+    let stop = Arc::new(AtomicBool::new(false));
+    let (asked, answered) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let load = {
+        let (stop, asked, answered) = (stop.clone(), asked.clone(), answered.clone());
+        let cases = cases.clone();
+        std::thread::spawn(move || {
+            let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+            sock.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            let mut buf = [0u8; 1500];
+            let mut i = 0usize;
+            while !stop.load(Ordering::Relaxed) && i < 2_000_000 {
+                let q = cases[i % cases.len()].wire((i % 60_000) as u16 + 1);
+                i += 1;
+                asked.fetch_add(1, Ordering::Relaxed);
+                if sock.send_to(&q, primary).is_ok()
+                    && let Ok((n, _)) = sock.recv_from(&mut buf)
+                    && n >= 2
+                    && buf[..2] == q[..2]
+                {
+                    answered.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    let mut swap_times = Vec::new();
+    for n in 2..=SWAPS + 1 {
+        std::fs::write(&records, yaml(n)).unwrap();
+        let t = Instant::now();
+        let r = crate::util::load(&state, &records, &[]);
+        assert_eq!(r.code, 0, "load {n}: {}{}", r.stdout, r.stderr);
+        for s in &mut secondaries {
+            s.wait_serial(n, SYNC_WAIT);
+        }
+        swap_times.push(t.elapsed());
+        // The full comparison after the first few and the last swap (each costs ~400 exchanges).
+        if n <= 4 || n == SWAPS + 1 {
+            for s in &secondaries {
+                failures.extend(compare(primary, s, &cases));
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    load.join().unwrap();
+    let last = SWAPS + 1;
+
+    // The secondary that may not transfer: asked to refresh, it is refused and keeps serial 1.
+    let knotc = find_program("knotc");
+    let out = std::process::Command::new(knotc)
+        .args([
+            "-s",
+            dir.join("denied/knot.sock").to_str().unwrap(),
+            "zone-refresh",
+            "pigsty.test",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "knotc: {out:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !denied
+        .proc_
+        .log_text()
+        .to_ascii_lowercase()
+        .contains("refused")
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let denied_log = denied.proc_.log_text();
+    assert_eq!(
+        soa_serial(daddr, ZONE),
+        Some(1),
+        "denied secondary moved: {denied_log}"
+    );
+    assert!(
+        denied_log.to_ascii_lowercase().contains("refused"),
+        "the denied secondary logged no refusal:\n{}",
+        tail(&denied_log, 30)
+    );
+
+    let log = pig.log_text();
+    let per_peer: Vec<(&str, (usize, usize))> = [
+        ("knot", "127.0.0.1"),
+        ("nsd", "127.0.0.2"),
+        ("bind", "127.0.0.4"),
+    ]
+    .iter()
+    .map(|(n, ip)| (*n, transfers_logged(&log, ip)))
+    .collect();
+    let mut sorted = swap_times.clone();
+    sorted.sort();
+    eprintln!(
+        "transfer: first sync of 3 secondaries {:.2} s; {SWAPS} swaps, swap → all 3 on the new serial median {:?} max {:?}; \
+         {} of {} load queries answered; transfers (full, incremental) {per_peer:?}; total {:.1} s",
+        first_sync.as_secs_f64(),
+        sorted[sorted.len() / 2],
+        sorted[sorted.len() - 1],
+        answered.load(Ordering::Relaxed),
+        asked.load(Ordering::Relaxed),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert_eq!(
+        answered.load(Ordering::Relaxed),
+        asked.load(Ordering::Relaxed),
+        "queries went unanswered during the swaps"
+    );
+    for (name, (full, incremental)) in &per_peer {
+        // One full transfer of each zone to start with; every later one incremental.
+        assert!(*full >= 2, "{name}: {full} full transfers");
+        assert!(
+            *incremental >= 2 * (last as usize - 1) * 9 / 10,
+            "{name}: only {incremental} incremental transfers for {SWAPS} swaps of 2 zones"
+        );
+    }
+    // Secondaries acknowledged the last NOTIFY: `status` says so.
+    let want: Vec<String> = secondaries
+        .iter()
+        .map(|s| format!("secondary {}: acknowledged serial {last}", s.addr))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let st = loop {
+        let st = crate::util::run(&["status", "--state-dir", state.to_str().unwrap()]);
+        if want.iter().all(|w| st.stdout.contains(w)) || Instant::now() > deadline {
+            break st;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    for s in &secondaries {
+        assert!(
+            st.stdout
+                .contains(&format!("secondary {}: acknowledged serial {last}", s.addr)),
+            "status does not show {} on {last}:\n{}",
+            s.name,
+            st.stdout
+        );
+    }
+    drop(secondaries);
+    drop(denied);
+    drop(pig);
+}
+
+/// A state dir holding generation 1 of [`yaml`] and its two zones exported as files.
+fn first_generation(
+    dir: &Path,
+) -> (
+    std::path::PathBuf,
+    std::path::PathBuf,
+    (std::path::PathBuf, std::path::PathBuf),
+) {
+    let state = dir.join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let records = crate::util::write(dir, "host-names.yml", &yaml(1));
+    let r = crate::util::load(&state, &records, &[]);
+    assert_eq!(r.code, 0, "load: {}{}", r.stdout, r.stderr);
+    let files = (dir.join("fwd-1.zone"), dir.join("rev-1.zone"));
+    for (zone_of, file) in [("forward", &files.0), ("reverse", &files.1)] {
+        let r = crate::util::run(&[
+            "export",
+            "--format",
+            "zone",
+            "--zone-of",
+            zone_of,
+            "--state-dir",
+            state.to_str().unwrap(),
+            "-o",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "export: {}{}", r.stdout, r.stderr);
+    }
+    (state, records, files)
+}
+
+/// Waits until `log` of `p` holds `needle` (case-insensitive), bounded.
+fn wait_log(p: &Proc, needle: &str, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    while Instant::now() < deadline {
+        if p.log_text().to_ascii_lowercase().contains(needle) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn tsig_signed_transfers_and_a_secondary_without_the_key_is_refused() {
+    if !crate::util::e2e() {
+        eprintln!(
+            "skipped: set PIGSTY_DNS_E2E=1 (needs knot, nsd and bind9: bash tests/install-peers.sh)"
+        );
+        return;
+    }
+    let started = Instant::now();
+    let (knotd, nsd, named) = (
+        find_program("knotd"),
+        find_program("nsd"),
+        find_program("named"),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (state, records, (fwd1, rev1)) = first_generation(dir);
+    // A fixed 32-byte secret, in the BIND key file format `tsig-keygen` writes.
+    let secret = "cGlnc3R5LWRucyB0c2lnIHRlc3Qga2V5IDMyIGJ5dGU=";
+    let key: Key = ("pigsty-xfr", secret);
+    let key_file = dir.join("pigsty-xfr.key");
+    std::fs::write(
+        &key_file,
+        format!("key \"pigsty-xfr\" {{\n\talgorithm hmac-sha256;\n\tsecret \"{secret}\";\n}};\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &key_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+
+    let primary: SocketAddr = ([127, 0, 0, 1], free_port()).into();
+    let (kaddr, kproc) = start_knot(
+        &dir.join("knot"),
+        &knotd,
+        primary,
+        "127.0.0.1",
+        None,
+        Some(key),
+    );
+    let (naddr, nproc) = start_nsd(&dir.join("nsd"), &nsd, primary, "127.0.0.2", Some(key));
+    let (baddr, bproc) = start_named(&dir.join("named"), &named, primary, "127.0.0.4", Some(key));
+    // From an allowed address, but without the key.
+    let (daddr, dproc) = start_knot(
+        &dir.join("nokey"),
+        &knotd,
+        primary,
+        "127.0.0.1",
+        Some((&fwd1, &rev1)),
+        None,
+    );
+    let mut pig = Proc::start(
+        "pigsty-dns",
+        Path::new(crate::util::BIN),
+        &[
+            "serve",
+            "--listen",
+            &primary.to_string(),
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--allow-transfer",
+            "127.0.0.1",
+            "--allow-transfer",
+            "127.0.0.2",
+            "--allow-transfer",
+            "127.0.0.4",
+            "--tsig-key",
+            key_file.to_str().unwrap(),
+            "--notify",
+            &kaddr.to_string(),
+            "--notify",
+            &naddr.to_string(),
+            "--notify",
+            &baddr.to_string(),
+        ],
+        dir.join("pigsty-dns.log"),
+    );
+    let deadline = Instant::now() + START_WAIT;
+    while soa_serial(primary, ZONE) != Some(1) {
+        if let Some(st) = pig.exited() {
+            panic!("pigsty-dns exited ({st}): {}", pig.log_text());
+        }
+        assert!(
+            Instant::now() < deadline,
+            "pigsty-dns not up: {}",
+            pig.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut secondaries = vec![
+        Secondary {
+            name: "knot",
+            addr: kaddr,
+            proc_: kproc,
+        },
+        Secondary {
+            name: "nsd",
+            addr: naddr,
+            proc_: nproc,
+        },
+        Secondary {
+            name: "bind",
+            addr: baddr,
+            proc_: bproc,
+        },
+    ];
+    let mut nokey = Secondary {
+        name: "knot without the key",
+        addr: daddr,
+        proc_: dproc,
+    };
+    let cases = query_set();
+    let mut failures = Vec::new();
+    for s in &mut secondaries {
+        s.wait_serial(1, START_WAIT);
+    }
+    nokey.wait_serial(1, START_WAIT);
+    // Two swaps: the signed IXFRs follow.
+    for n in 2..=3 {
+        std::fs::write(&records, yaml(n)).unwrap();
+        let r = crate::util::load(&state, &records, &[]);
+        assert_eq!(r.code, 0, "load {n}: {}{}", r.stdout, r.stderr);
+        for s in &mut secondaries {
+            s.wait_serial(n, SYNC_WAIT);
+        }
+    }
+    for s in &secondaries {
+        failures.extend(compare(primary, s, &cases));
+    }
+    let knotc = find_program("knotc");
+    let out = std::process::Command::new(knotc)
+        .args([
+            "-s",
+            dir.join("nokey/knot.sock").to_str().unwrap(),
+            "zone-refresh",
+            "pigsty.test",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "knotc: {out:?}");
+    let refused = wait_log(&nokey.proc_, "refused", Duration::from_secs(10));
+    let log = nokey.proc_.log_text();
+    assert!(
+        refused,
+        "no refusal logged by the secondary without the key:\n{}",
+        tail(&log, 20)
+    );
+    assert_eq!(
+        soa_serial(daddr, ZONE),
+        Some(1),
+        "the secondary without the key moved"
+    );
+    let plog = pig.log_text();
+    let incremental = transfers_logged(&plog, "127.0.0.1").1
+        + transfers_logged(&plog, "127.0.0.2").1
+        + transfers_logged(&plog, "127.0.0.4").1;
+    eprintln!(
+        "tsig: 3 keyed secondaries on serial 3 ({incremental} signed incremental transfers), the keyless one refused, in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        incremental >= 3 * 2 * 2,
+        "{incremental} incremental transfers"
+    );
+    drop(secondaries);
+    drop(nokey);
+    drop(pig);
+}

@@ -1,0 +1,447 @@
+#!/bin/bash
+# nm-lab.sh - the route next to a REAL NetworkManager under a real systemd PID 1: the pid1 lab's Debian
+# root plus network-manager and dnsmasq-base (cached), booted with systemd-nspawn in a private network
+# namespace by tests/lab/pid1-lab.sh (overlay per run; the cached roots are never written after their
+# build). Inside: the real `pigsty-dns serve` + `load`, the real `route install|status|uninstall`.
+# Adapted from the project's reference lab (shared/lab/nm-lab.sh).
+#
+#   nm-lab.sh test    build the root if needed, boot it, run the scenario; PASS/FAIL lines, then
+#                     "N passed, N failed"; exit 0 iff nothing failed; the container is always stopped
+#                     (EXIT trap), also when a check fails or a signal comes
+#   nm-lab.sh build   only build (or verify) the cached NM root of SUITE
+#   nm-lab.sh start|exec CMD...|stop   the machine by hand (as the test sets it up), for a look inside
+#
+# Environment:
+#   SUITE           bookworm (default; NM 1.42, systemd 252) or sid (NM and systemd >= 258 from sid)
+#   NM_DNS          NM's [main] dns=: dnsmasq (default; resolved and networkd masked, the route is
+#                   nm-dnsmasq) or systemd-resolved (networkd masked; resolved-link on 252,
+#                   resolved-delegate on >= 258)
+#   NM_CACHE        where the NM roots are cached (default ${TMPDIR:-/tmp}/pigsty-dns-nm-lab); each is
+#                   a copy of the pid1 lab's root ($PID1_CACHE, built by pid1-lab.sh when missing)
+#   LAB             per-run dir (overlay, logs; default $NM_CACHE/run-$SUITE-$NM_DNS)
+#   PIGSTY_DNS_BIN, PIGSTY_DNS_RECORDS   the binary and zones/pigsty.test.yml (copied in)
+#   REBUILD=1       build the NM root again
+#
+# What was learnt about NM (1.42 on bookworm; see README "Verified live"):
+# - NM's dnsmasq (dns=dnsmasq) listens on 127.0.0.1:53 and is restarted -- re-reading dnsmasq.d -- by
+#   `nmcli general reload dns-full`, plain `nmcli general reload` or `systemctl reload NetworkManager`
+#   (not by `dns-rc` or `conf`). NM starts it only once its DNS configuration changes (here: the uplink
+#   connection comes up).
+# - `getent ahostsv4` sets AI_ADDRCONFIG: with only lo (127.0.0.1) glibc returns nothing without sending
+#   a query, so the uplink (a veth; this host's kernel has no dummy driver) carries a TEST-NET address.
+# - With systemd-resolved installed, NM's rc-manager "auto" picks resolved's /sbin/resolvconf even with
+#   dns=dnsmasq (and fails while resolved is masked): the dnsmasq case sets rc-manager=file.
+# - NM's dnsmasq and resolved bind their upstream sockets to the uplink device: the upstream stand-in
+#   must sit behind a real veth in another namespace, or its answers come back over lo and are dropped.
+# - dns=dnsmasq with the daemon stopped: dnsmasq sends a zone name to no other server and does not
+#   answer (dig times out, 12 s tried); a name it cached it keeps answering for the record's TTL.
+# - The route's ifb link is a "Generic" device to NM, unmanaged (the route also marks it so) through
+#   reload, restart, uplink down/up and networking off/on. A link of a kind NM manages (a veth, tried by
+#   hand) that nobody marked is taken "connected (externally)", and networking off/on removes its address;
+#   marked unmanaged it stays so across an NM restart (1.42).
+#
+# Addresses, all inside the container's own network namespace: the uplink veth labv0 198.18.0.2/24
+# (an NM connection, DNS 198.18.0.1, gateway 198.18.0.1) and its peer labv1 198.18.0.1/24 (in a
+# namespace "labup" inside the container), where the "default upstream" stand-in (dnsmasq: every name
+# -> 203.0.113.99, logs every query) listens; the daemon on 127.0.0.1:5354; the route's own link
+# address (resolved-link) 198.18.53.53/32.
+set -uo pipefail
+SUITE=${SUITE:-bookworm}
+NM_DNS=${NM_DNS:-dnsmasq}
+NM_CACHE=${NM_CACHE:-${TMPDIR:-/tmp}/pigsty-dns-nm-lab}
+LAB=${LAB:-$NM_CACHE/run-$SUITE-$NM_DNS}
+PIDLAB=$(dirname "$(readlink -f "$0")")/pid1-lab.sh
+NMROOT=$NM_CACHE/$SUITE
+PKGS="network-manager dnsmasq-base"
+PORT=5354
+STATE=/var/lib/lab-pigsty-dns
+UP=198.18.0.1
+die() { echo "nm-lab: $*" >&2; exit 2; }
+case "$SUITE" in bookworm|sid) ;; *) die "SUITE must be bookworm or sid, not $SUITE" ;; esac
+case "$NM_DNS" in dnsmasq|systemd-resolved) ;; *) die "NM_DNS must be dnsmasq or systemd-resolved, not $NM_DNS" ;; esac
+
+# the container: pid1-lab.sh with our cached root (its PID1_CACHE is NM_CACHE) and our per-run dir
+P() { SUITE=$SUITE PID1_CACHE=$NM_CACHE LAB=$LAB/c NAME=nmlab-$SUITE bash "$PIDLAB" "$@"; }
+cx() { P exec "$@"; }
+
+# ---------------------------------------------------------------- the cached root
+build_root() {   # under an flock: concurrent runs build it once
+	mkdir -p "$NM_CACHE"
+	exec 8>"$NM_CACHE/.nm-lock-$SUITE"
+	flock -w 900 8 || die "another run holds $NM_CACHE/.nm-lock-$SUITE"
+	if [ -z "${REBUILD:-}" ] && grep -qxF "packages=$PKGS" "$NMROOT/.nm-root-ok" 2>/dev/null; then exec 8>&-; return 0; fi
+	local t0=$SECONDS src d
+	SUITE=$SUITE bash "$PIDLAB" build >&2 || die "the pid1 lab's $SUITE root could not be built"
+	src=$(SUITE=$SUITE bash "$PIDLAB" path)
+	for d in "$NMROOT" "$NMROOT.new"; do   # never delete through a mount point
+		[ -e "$d" ] || continue
+		awk -v p="$d" '$5 == p || index($5, p "/") == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo &&
+			die "something is mounted under $d; refusing to delete it"
+	done
+	rm -rf "$NMROOT.new"
+	echo "# building the NM $SUITE root from $src (log: $NM_CACHE/apt-$SUITE.log)"
+	cp -a "$src" "$NMROOT.new" || die "copy $src"
+	# apt inside the root, in a private mount namespace (nothing stays mounted on the host); the root's
+	# resolv.conf points into /run (resolved's stub), so a tmpfs there carries the host's resolv.conf.
+	# Check-Valid-Until=false: this machine's mirror serves a sid Release past its Valid-Until (debootstrap
+	# does not check it; apt does).
+	timeout -k 10 600 unshare --mount --propagation private sh -c '
+		r=$1; shift
+		mount -t proc proc "$r/proc" && mount -t tmpfs tmpfs "$r/run" || exit 97
+		mkdir -p "$r/run/systemd/resolve" && cat /etc/resolv.conf >"$r/run/systemd/resolve/stub-resolv.conf" || exit 97
+		chroot "$r" sh -c "apt-get -o Acquire::Check-Valid-Until=false update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $*"
+		' sh "$NMROOT.new" $PKGS >"$NM_CACHE/apt-$SUITE.log" 2>&1 || die "apt-get install $PKGS failed (see $NM_CACHE/apt-$SUITE.log)"
+	rm -f "$NMROOT.new"/var/cache/apt/archives/*.deb
+	rm -rf "$NMROOT.new"/var/lib/apt/lists/*
+	local v; v=$(chroot "$NMROOT.new" /usr/sbin/NetworkManager --version 2>/dev/null)
+	[ -n "$v" ] || die "no NetworkManager in the new $SUITE root"
+	printf 'nm=%s\npackages=%s\n' "$v" "$PKGS" >"$NMROOT.new/.nm-root-ok"
+	rm -rf "$NMROOT"; mv "$NMROOT.new" "$NMROOT"
+	echo "# NM $SUITE root built in $((SECONDS - t0)) s: $(du -sh "$NMROOT" | cut -f1), NetworkManager $v"
+	exec 8>&-
+}
+
+# ---------------------------------------------------------------- helpers
+PASS=0; FAIL=0
+check() {  # check DESCRIPTION EXPECTED ACTUAL
+	if [ "$2" = "$3" ]; then PASS=$((PASS + 1)); echo "PASS: $1 [$3]"
+	else FAIL=$((FAIL + 1)); echo "FAIL: $1 [expected '$2', got '$3']"; fi
+}
+ok() {     # ok DESCRIPTION DETAIL COMMAND... : passes when COMMAND succeeds
+	local d=$1 detail=$2; shift 2
+	if "$@"; then PASS=$((PASS + 1)); echo "PASS: $d [$detail]"
+	else FAIL=$((FAIL + 1)); echo "FAIL: $d [$detail]"; fi
+}
+dq() {   # dig NAME at SERVER [PORT] -> "STATUS [first A]"
+	local out st a
+	out=$(cx timeout 15 dig +time=3 +tries=1 +noall +comments +answer @"$2" -p "${3:-53}" "$1" A 2>&1)
+	st=$(grep -o 'status: [A-Z]*' <<<"$out" | head -1); st=${st#status: }
+	a=$(awk '!/^;/ && $4 == "A" { print $5; exit }' <<<"$out")
+	echo "${st:-NOANSWER}${a:+ $a}"
+}
+ge() { cx timeout 20 getent ahostsv4 "$1" | awk '{ print $1; exit }'; }
+# the daemon flushes its counters to status.json at most once a second, and only when they moved
+refused() { sleep 1.5; cx sed -n 's/.*"refused": *\([0-9]*\).*/\1/p' $STATE/status.json | head -1; }
+ulines() { cx sh -c 'wc -l </run/lab-upstream.log'; }
+mark() { sleep 0.2; MARK_U=$(ulines); }
+upstream_saw() {  # did the default-upstream stand-in log a query for NAME since the last mark? yes|no
+	sleep 0.3
+	cx tail -n +$((MARK_U + 1)) /run/lab-upstream.log | grep -q "query\[[A-Z]*\] $1 " && echo yes || echo no
+}
+etc_fingerprint() {   # every path under /etc: type, mode, owner, symlink target; sha256 of files
+	cx sh -c 'find /etc -xdev -printf "%y %m %u:%g %p %l\n" | LC_ALL=C sort
+		find /etc -xdev -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum'
+}
+nm_state() {   # NM's view: devices and their connections, the active connections, NM's DNS mode
+	cx nmcli -t -f DEVICE,TYPE,STATE,CONNECTION device | LC_ALL=C sort
+	cx nmcli -t -f NAME,TYPE,DEVICE connection show --active | LC_ALL=C sort
+	cx busctl get-property org.freedesktop.NetworkManager /org/freedesktop/NetworkManager/DnsManager \
+		org.freedesktop.NetworkManager.DnsManager Mode
+}
+resolved_links() {   # resolved's per-link DNS view, one line per link (resolvectl dns / domain)
+	cx resolvectl --no-pager dns | LC_ALL=C sort; cx resolvectl --no-pager domain | LC_ALL=C sort
+}
+route_kind() {   # resolved's own view of the route: link / delegate / none
+	local s; s=$(cx resolvectl --no-pager status 2>/dev/null)
+	if grep -q '^Delegate pigsty-dns' <<<"$s"; then echo delegate
+	elif grep -q 'pigsty-dns0' <<<"$s"; then echo link
+	else echo none; fi
+}
+jcursor() { cx journalctl --no-pager -q -n 0 --show-cursor | sed -n 's/^-- cursor: //p'; }
+nm_connected() {   # bounded: NM's uplink connection is activated again
+	local i
+	for i in $(seq 150); do
+		[ "$(cx nmcli -g GENERAL.STATE connection show lab-uplink 2>/dev/null)" = activated ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+route_json() { cx pigsty-dns route status --json 2>&1 | sed -n 's/^ *"'"$1"'": *"\([^"]*\)".*/\1/p' | head -1; }
+
+# ---------------------------------------------------------------- the machine
+setup_machine() {   # into the overlay's upper dir, before the boot
+	local up=$LAB/c/upper
+	# never under a running container of this LAB (its overlay's upper dir is $up)
+	[ -f "$LAB/c/nspawn.pid" ] && kill -0 "$(cat "$LAB/c/nspawn.pid")" 2>/dev/null && die "a container of this LAB runs already"
+	rm -rf "$LAB/c"; mkdir -p "$LAB/logs"
+	install -d -m 0755 "$up/usr/local/bin" "$up/srv/lab" "$up/etc/NetworkManager/conf.d" "$up/etc/systemd/system"
+	install -o root -g root -m 0755 "$PIGSTY_DNS_BIN" "$up/usr/local/bin/pigsty-dns"
+	install -o root -g root -m 0644 "$PIGSTY_DNS_RECORDS" "$up/srv/lab/pigsty.test.yml"
+	# the daemon: the real serve (started and stopped by the lab; not enabled)
+	cat >"$up/etc/systemd/system/lab-pigsty-dns.service" <<-EOF
+	[Service]
+	ExecStart=/usr/local/bin/pigsty-dns serve --listen 127.0.0.1:$PORT --state-dir $STATE
+	EOF
+	# a desktop: NM owns the network, networkd does not run
+	ln -s /dev/null "$up/etc/systemd/system/systemd-networkd.service"
+	ln -s /dev/null "$up/etc/systemd/system/systemd-networkd.socket"
+	cat >"$up/etc/NetworkManager/conf.d/50-lab.conf" <<-EOF
+	[main]
+	dns=$NM_DNS
+	# no "Wired connection N" DHCP profiles on the lab's veths
+	no-auto-default=*
+	[keyfile]
+	unmanaged-devices=interface-name:labv1
+	[logging]
+	domains=DEFAULT,DNS:DEBUG
+	EOF
+	if [ "$NM_DNS" = dnsmasq ]; then
+		# the dns=dnsmasq desktop shape: no resolved; a regular resolv.conf that NM replaces with its own.
+		# rc-manager=file: the root has systemd-resolved installed, whose /sbin/resolvconf NM's "auto"
+		# would pick (and fail with, resolved being masked); a desktop without resolved has none.
+		ln -s /dev/null "$up/etc/systemd/system/systemd-resolved.service"
+		printf '[main]\nrc-manager=file\n' >"$up/etc/NetworkManager/conf.d/51-lab-rc-manager.conf"
+		echo "nameserver 192.0.2.53  # lab placeholder" >"$up/etc/resolv.conf"
+	fi
+}
+
+start_machine() {
+	P start || die "the container did not boot"
+	local i
+	for i in $(seq 100); do [ "$(cx systemctl is-active NetworkManager)" = active ] && break; sleep 0.2; done
+	# the uplink: a veth pair (no dummy driver here). Its far end labv1 lives in a network namespace of
+	# its own inside the container ("labup"): NM's dnsmasq and resolved bind their upstream sockets to
+	# labv0, and with both ends in one namespace the answers would come back over lo and be dropped.
+	cx ip netns add labup || die "ip netns add labup"
+	cx ip link add labv0 type veth peer name labv1 netns labup || die "veth"
+	cx ip -n labup addr add $UP/24 dev labv1; cx ip -n labup link set labv1 up; cx ip -n labup link set lo up
+	# the default upstream stand-in: answers every name with 203.0.113.99, logs every query
+	cx systemd-run -q --unit=lab-upstream /usr/sbin/ip netns exec labup /usr/sbin/dnsmasq --conf-file=/dev/null --keep-in-foreground \
+		--port=53 --listen-address=$UP --bind-interfaces --no-resolv --no-hosts --no-negcache --cache-size=0 \
+		--user=root --pid-file=/run/lab-upstream.pid --address=/#/203.0.113.99 \
+		--log-queries=extra --log-facility=/run/lab-upstream.log
+	cx nmcli connection add type ethernet con-name lab-uplink ifname labv0 autoconnect yes \
+		ipv4.method manual ipv4.addresses 198.18.0.2/24 ipv4.gateway $UP ipv4.dns $UP ipv6.method disabled >/dev/null ||
+		die "nmcli connection add"
+	cx nmcli --wait 20 connection up lab-uplink >/dev/null || die "nmcli connection up lab-uplink"
+	nm_connected || die "lab-uplink not activated"
+	for i in $(seq 50); do cx ip netns exec labup ss -lun | grep -q " $UP:53 " && break; sleep 0.1; done
+	# the daemon: the real serve, then load
+	start_daemon
+	local out; out=$(cx pigsty-dns load /srv/lab/pigsty.test.yml --state-dir $STATE 2>&1)
+	echo "$out" >"$LAB/logs/load.log"
+	ok "pigsty-dns serve + load -> live" "$(grep -o 'live (serial [0-9]*)' <<<"$out" | head -1)" grep -q 'live (serial' <<<"$out"
+	check "the daemon answers meta.pigsty.test" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test 127.0.0.1 $PORT)"
+	# control for the leak checks: the REFUSED counter does move when an unrelated name reaches the daemon
+	local before; before=$(refused)
+	check "control: example.org asked directly at the daemon is REFUSED and counted" \
+		"REFUSED $((before + 1))" "$(dq control.example.org 127.0.0.1 $PORT) $(refused)"
+}
+
+start_daemon() {   # the real serve, as the lab's own unit
+	local i
+	cx systemctl start lab-pigsty-dns.service
+	for i in $(seq 50); do cx ss -lun | grep -q " 127.0.0.1:$PORT " && cx test -f $STATE/status.json && return 0; sleep 0.1; done
+	return 1
+}
+
+route_install() {   # route install, verified by the route itself; then the adapter it picked
+	local out rc
+	out=$(cx pigsty-dns route install --server 127.0.0.1:$PORT --yes --check-name meta.pigsty.test --state-dir $STATE 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/route-install.log"
+	check "route install --server 127.0.0.1:$PORT (verified by the route itself)" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -15
+	check "route install detected NM's dns=$NM_DNS and picked $1" "$1" "$(route_json adapter)"
+}
+
+route_status_ok() {   # $1: label
+	local out rc; out=$(cx pigsty-dns route status 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/route-status-$2.log"
+	check "$1: route status all ok (exit 0, no FAIL line)" "0 0" "$rc $(grep -c '^FAIL' <<<"$out")"
+}
+
+unrelated_stays_out() {   # $1: label. An unrelated name: answered by the upstream, never the daemon.
+	local name=lab-$RANDOM$RANDOM.example.org before
+	before=$(refused); mark
+	check "$1: an unrelated name is answered by the default upstream (getent)" 203.0.113.99 "$(ge "$name")"
+	check "$1: the unrelated name never reached the daemon (REFUSED counter unchanged)" "$before" "$(refused)"
+	check "$1: the unrelated name went to the default upstream" yes "$(upstream_saw "$name")"
+}
+
+zone_answers() {   # $1: label, $2: the resolver's own address (NM's dnsmasq or resolved's stub)
+	mark
+	check "$1: getent ahostsv4 meta.pigsty.test" 10.10.10.10 "$(ge meta.pigsty.test)"
+	check "$1: dig @$2 meta.pigsty.test" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test "$2")"
+	check "$1: the zone's names never reached the default upstream" no "$(upstream_saw meta.pigsty.test)"
+}
+
+daemon_down() {   # $1: the resolver's address. The daemon stopped: zone names fail, go nowhere else.
+	local t0 st name=lab-down-$RANDOM$RANDOM.pigsty.test
+	cx systemctl stop lab-pigsty-dns.service
+	# a name nobody asked before: the resolvers cache answers (NM's dnsmasq: up to the record's TTL)
+	mark; t0=$SECONDS
+	st=$(dq "$name" "$1")
+	echo "# daemon stopped: dig +time=3 @$1 $name -> $st after $((SECONDS - t0)) s"
+	# what the resolver does with the dead server in the end (one try, 12 s)
+	t0=$SECONDS
+	echo "# daemon stopped: dig +time=12 @$1 $name -> $(cx timeout 20 dig +time=12 +tries=1 @"$1" "$name" A |
+		grep -o 'status: [A-Z]*\|timed out\|no servers could be reached' | head -1) after $((SECONDS - t0)) s"
+	echo "# daemon stopped: dig @$1 meta.pigsty.test (asked before) -> $(dq meta.pigsty.test "$1")"
+	ok "daemon down: dig @$1 (a zone name) gets no address" "$st" test "${st#* }" = "$st"
+	check "daemon down: getent ahostsv4 (a zone name) finds nothing" "" "$(ge "$name")"
+	check "daemon down: nothing reached the default upstream" no "$(upstream_saw "$name")"
+	local out; out=$(cx pigsty-dns route status 2>&1); echo "$out" >"$LAB/logs/route-status-daemon-down.log"
+	ok "daemon down: route status says so" "$(grep -m1 '^FAIL' <<<"$out" | cut -c1-80)" grep -q '^FAIL daemon' <<<"$out"
+	start_daemon
+	check "daemon started again: getent ahostsv4 meta.pigsty.test" 10.10.10.10 "$(ge meta.pigsty.test)"
+}
+
+route_uninstall() {   # $1: what the zone's names get afterwards (as before the route)
+	local out rc
+	out=$(cx pigsty-dns route uninstall --yes 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/route-uninstall.log"
+	check "route uninstall" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -15
+	mark
+	check "route gone: meta.pigsty.test answered by the default upstream again" "$1" "$(ge meta.pigsty.test)"
+	check "route gone: meta.pigsty.test went to the default upstream" yes "$(upstream_saw meta.pigsty.test)"
+	etc_fingerprint >"$LAB/etc-after"
+	check "/etc byte-identical to before the install (NM's and resolved's files; modes, owners, symlinks)" "" \
+		"$(diff "$LAB/etc-before" "$LAB/etc-after" | head -20)"
+	nm_state >"$LAB/nm-after"
+	check "NM's state as before the install (devices, active connections, DNS mode)" "" \
+		"$(diff "$LAB/nm-before" "$LAB/nm-after" | head -10)"
+	out=$(cx pigsty-dns route uninstall --yes 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/route-uninstall-2.log"
+	etc_fingerprint >"$LAB/etc-after-2"
+	check "a second uninstall is harmless (exit 0, /etc unchanged)" 0 "$rc$(diff "$LAB/etc-before" "$LAB/etc-after-2" | head -5)"
+}
+
+dnsmasq_pid() { cx pgrep -x -u nobody dnsmasq 2>/dev/null || cx pgrep -f 'dnsmasq.*NetworkManager' | head -1; }
+
+# 1. NM with dns=dnsmasq: the nm-dnsmasq adapter.
+scenario_dnsmasq() {
+	local conf=/etc/NetworkManager/dnsmasq.d/pigsty-dns.conf i old new
+	check "NM's DNS mode" 's "dnsmasq"' "$(cx busctl get-property org.freedesktop.NetworkManager \
+		/org/freedesktop/NetworkManager/DnsManager org.freedesktop.NetworkManager.DnsManager Mode)"
+	for i in $(seq 100); do cx ss -lunp | grep -q '127.0.0.1:53 .*dnsmasq' && break; sleep 0.1; done
+	ok "NM's dnsmasq listens on 127.0.0.1:53" "pid $(dnsmasq_pid)" cx sh -c "ss -lunp | grep -q '127.0.0.1:53 .*dnsmasq'"
+	check "NM wrote resolv.conf: nameserver 127.0.0.1" "nameserver 127.0.0.1" "$(cx grep -x 'nameserver 127.0.0.1' /etc/resolv.conf)"
+	mark
+	check "control, before the route: meta.pigsty.test goes to the default upstream" 203.0.113.99 "$(ge meta.pigsty.test)"
+	check "control, before the route: the upstream log saw it" yes "$(upstream_saw meta.pigsty.test)"
+	etc_fingerprint >"$LAB/etc-before"; nm_state >"$LAB/nm-before"
+	old=$(dnsmasq_pid)
+	route_install nm-dnsmasq
+	new=$(dnsmasq_pid)
+	ok "the adapter's reload restarted NM's dnsmasq (new pid)" "$old -> $new" test -n "$new" -a "$new" != "$old"
+	check "the drop-in: the marker, then the server line" "yes server=/pigsty.test/127.0.0.1#$PORT" \
+		"$(cx head -1 $conf | grep -q '^# Written by pigsty-dns' && echo yes || echo no) $(cx grep -v '^#' $conf | paste -sd' ' -)"
+	check "the drop-in: root-owned 0644" "0:0 644" "$(cx stat -c '%u:%g %a' $conf)"
+	zone_answers "through NM's dnsmasq" 127.0.0.1
+	unrelated_stays_out "through NM's dnsmasq"
+	route_status_ok "nm-dnsmasq" installed
+	daemon_down 127.0.0.1
+	route_uninstall 203.0.113.99
+}
+
+link_route() {   # resolved's per-link settings of the route's link, one line
+	{ cx resolvectl --no-pager dns pigsty-dns0; cx resolvectl --no-pager domain pigsty-dns0
+		cx resolvectl --no-pager default-route pigsty-dns0; } 2>&1 | sed 's/^Link [0-9]* (pigsty-dns0): *//' | paste -sd';' -
+}
+delegate_route() {   # the "Delegate pigsty-dns" block of resolvectl status, one line
+	cx resolvectl --no-pager status 2>/dev/null | awk '/^Delegate /{on = ($2 == "pigsty-dns")} /^(Link|Global)/{on = 0} on' |
+		sed 's/^ *//' | grep -v '^Current DNS Server' | paste -sd';' -
+}
+nm_link() { cx nmcli -t -f DEVICE,TYPE,STATE,CONNECTION device | grep '^pigsty-dns0:' || echo none; }
+the_route() { if [ "$KIND" = link ]; then link_route; else delegate_route; fi; }
+
+survives() {   # $1: label. The route is still in resolved, the zone answers, nothing leaks.
+	check "$1: resolved still has the route ($KIND)" "$ROUTE" "$(the_route)"
+	zone_answers "$1" 127.0.0.53
+	unrelated_stays_out "$1"
+}
+
+nm_event() {   # $1: label, then the commands (;-separated words in one string each)
+	local label=$1 c; shift
+	local cur; cur=$(jcursor)
+	for c in "$@"; do cx sh -c "$c" >>"$LAB/logs/nm-events.log" 2>&1 || echo "# '$c' exited $?"; done
+	nm_connected || echo "# $label: lab-uplink not activated again within 30 s"
+	# NM pushes DNS to resolved asynchronously after activation: let it settle before checking
+	sleep 2
+	[ "$KIND" = link ] && echo "# $label: NM's view of the route's link: $(nm_link)"
+	cx journalctl --no-pager -q -o short-monotonic --after-cursor="$cur" >"$LAB/logs/event-$(tr -c 'a-z0-9\n' - <<<"$label" | head -c 40).journal"
+	survives "$label"
+}
+
+# 2./3. NM with dns=systemd-resolved and the real resolved of the suite.
+scenario_resolved() {
+	local adapter i
+	check "NM's DNS mode" 's "systemd-resolved"' "$(cx busctl get-property org.freedesktop.NetworkManager \
+		/org/freedesktop/NetworkManager/DnsManager org.freedesktop.NetworkManager.DnsManager Mode)"
+	check "systemd-resolved runs, networkd does not" "active inactive" \
+		"$(cx systemctl is-active systemd-resolved) $(cx systemctl is-active systemd-networkd)"
+	for i in $(seq 100); do cx resolvectl --no-pager dns labv0 | grep -q "$UP" && break; sleep 0.1; done
+	check "NM pushed the uplink's DNS to resolved" "$UP" "$(cx resolvectl --no-pager dns labv0 | sed 's/^Link [0-9]* (labv0): *//')"
+	mark
+	check "control, before the route: meta.pigsty.test goes to the default upstream" 203.0.113.99 "$(ge meta.pigsty.test)"
+	check "control, before the route: the upstream log saw it" yes "$(upstream_saw meta.pigsty.test)"
+	etc_fingerprint >"$LAB/etc-before"; nm_state >"$LAB/nm-before"; resolved_links >"$LAB/resolved-before"
+	if [ "$SYSTEMD" -ge 258 ]; then
+		adapter=resolved-delegate KIND=delegate ROUTE="Delegate pigsty-dns;DNS Servers: 127.0.0.1:$PORT;DNS Domain: ~pigsty.test;Default Route: no"
+	else
+		adapter=resolved-link KIND=link ROUTE="127.0.0.1:$PORT;~pigsty.test;no"
+	fi
+	route_install $adapter
+	if [ "$KIND" = link ]; then
+		check "resolved-link: the runtime variant (no networkd), its boot unit enabled" "runtime enabled" \
+			"$(cx sed -n 's/^ *"variant": *"\([^"]*\)".*/\1/p' /var/lib/pigsty-dns-route/journal.json) $(cx systemctl is-enabled pigsty-dns-route.service)"
+		echo "# NM's view of the route's link after install: $(nm_link)"
+	fi
+	survives "after install"
+	route_status_ok "after install" installed
+	nm_event "nmcli general reload" "nmcli general reload"
+	nm_event "systemctl restart NetworkManager" "systemctl restart NetworkManager"
+	nm_event "uplink down and up" "nmcli connection down lab-uplink" "nmcli --wait 20 connection up lab-uplink"
+	nm_event "nmcli networking off/on" "nmcli networking off" "sleep 1" "nmcli networking on"
+	route_status_ok "after the NM events" events
+	daemon_down 127.0.0.53
+	route_uninstall 203.0.113.99
+	check "resolved's state: no route" none "$(route_kind)"
+	resolved_links >"$LAB/resolved-after"
+	check "resolved's per-link DNS and domains as before the install" "" "$(diff "$LAB/resolved-before" "$LAB/resolved-after" | head -10)"
+}
+
+root_fingerprint() { (cd "$NMROOT" && find etc usr/local var/lib -xdev -printf '%p %s %T@\n' 2>/dev/null | LC_ALL=C sort); }
+
+test_run() {
+	[ "$(id -u)" = 0 ] || die "must run as root"
+	local t
+	for t in unshare nsenter setsid systemd-nspawn flock awk sha256sum chroot; do command -v "$t" >/dev/null || die "missing $t"; done
+	[ -x "${PIGSTY_DNS_BIN:-}" ] || die "set PIGSTY_DNS_BIN to the pigsty-dns binary"
+	[ -f "${PIGSTY_DNS_RECORDS:-}" ] || die "set PIGSTY_DNS_RECORDS to zones/pigsty.test.yml"
+	local t0=$SECONDS
+	build_root
+	echo "# NM root ready: $NMROOT in $((SECONDS - t0)) s"
+	mkdir -p "$LAB" || die "cannot create $LAB"
+	root_fingerprint >"$LAB/root-before"
+	setup_machine
+	trap 'P stop' EXIT
+	trap 'exit 130' INT TERM
+	local t1=$SECONDS
+	start_machine
+	SYSTEMD=$(cx systemctl --version | awk 'NR == 1 { print $2 }')
+	echo "# NetworkManager $(cx NetworkManager --version), systemd $SYSTEMD, [main] dns=$NM_DNS, $SUITE, $(cx uname -r); up in $((SECONDS - t1)) s"
+	case "$NM_DNS" in
+	dnsmasq) scenario_dnsmasq ;;
+	systemd-resolved) scenario_resolved ;;
+	esac
+	cx journalctl --no-pager -q -o short-monotonic -b -u NetworkManager >"$LAB/logs/NetworkManager.journal"
+	cx journalctl --no-pager -q -o short-monotonic -b -u systemd-resolved >"$LAB/logs/resolved.journal" 2>/dev/null
+	P stop
+	trap - EXIT
+	check "the cached NM $SUITE root is unchanged (the run wrote only to its overlay)" "" \
+		"$(root_fingerprint | diff - "$LAB/root-before" | head -5)"
+	echo "# $SUITE dns=$NM_DNS took $((SECONDS - t1)) s (logs: $LAB/logs)"
+	echo "$PASS passed, $FAIL failed"
+	[ "$FAIL" = 0 ]
+}
+
+case "${1:-}" in
+test) test_run ;;
+build) build_root; echo "# NM root ready: $NMROOT ($(sed -n 's/^nm=//p' "$NMROOT/.nm-root-ok"))" ;;
+start) build_root; setup_machine; start_machine ;;
+exec) shift; cx "$@" ;;
+stop) P stop ;;
+*) echo "usage: $0 test|build|start|exec CMD...|stop" >&2; exit 2 ;;
+esac
