@@ -148,6 +148,7 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
             "add --allow-transfer ADDR for the secondary's loopback address",
         ));
     }
+    reload::settle_allocator();
     let root = store::resolve(o.state_dir.as_deref())?;
     let dir = StateDir::open(&root, true)?;
     let _lock = dir.lock_server()?;
@@ -353,9 +354,10 @@ async fn serve(
                     _ = follow_rx.recv() => follow_due = true,
                     _ = tick.tick() => follow_due = true,
                 }
-                // Coalesce a burst of events into one pass. A store is one event that counts (the link of a
-                // complete, fsynced file; its temporary name is ignored), so a short pause is enough.
-                tokio::time::sleep(Duration::from_millis(5)).await;
+                // Coalesce what is already queued into one pass, without waiting for more: a store is one
+                // event that counts (the link of a complete, fsynced file; its temporary name is ignored),
+                // so the first event already names a file that can be served. Events of a burst that
+                // arrive during the pass wake one more pass, which finds nothing newer or the next serial.
                 while wake_rx.try_recv().is_ok() || follow_rx.try_recv().is_ok() {}
                 let (live2, dir2, opts2) = (live.clone(), dir.clone(), opts.clone());
                 let prev = last_file;

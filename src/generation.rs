@@ -1,5 +1,29 @@
 //! A sealed generation: the records of one successful `load`, with its canonical encoding and its two
 //! digests. A generation is immutable; a change is a new generation.
+//!
+//! Format 2 (written now) is a pretty JSON header, one line per record and per PTR, and a last line
+//! with the self-digest, which is the sha256 of every byte before that line:
+//!
+//! ```text
+//! {
+//!   "format": 2,
+//!   "zone": "pigsty.test",
+//!   ...
+//!   "record_lines": 2,
+//!   "ptr_lines": 1,
+//!   ...
+//!   "record_digest": "518e…"
+//! }
+//! a meta.pigsty.test 10.10.10.10 all.hosts[10.10.10.10].nodename
+//! a n9-0.pigsty.test 10.10.10.9 all.vars.vm_hosts[0].names[0]
+//! ptr 10.10.10.10 meta.pigsty.test
+//! self_digest cf26…
+//! ```
+//!
+//! so `head -n -1 FILE | sha256sum` checks it and `grep` finds a name. It is verified by one hash over
+//! the raw bytes before anything is parsed, then parsed in one pass that accepts exactly the bytes the
+//! encoder writes. Format 1 (one pretty JSON document, [`Sealed`]) is still read and re-encoded byte for
+//! byte, so older generations stay listed, served and restorable.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -7,8 +31,10 @@ use sha2::{Digest, Sha256};
 use crate::name::{self, Zone};
 use crate::records::{NotServed, Ptr, Record, RecordSet, SkippedHost};
 
-/// Version of the on-disk generation format; a reader refuses any other.
-pub const FORMAT: u32 = 1;
+/// Version of the on-disk generation format written now; a reader refuses any but this and [`FORMAT_JSON`].
+pub const FORMAT: u32 = 2;
+/// The first format, one pretty JSON document; still read, never written for a new generation.
+pub const FORMAT_JSON: u32 = 1;
 /// TTLs are capped at one day: a sandbox name should never be cached for longer.
 pub const MAX_TTL: u32 = 86_400;
 /// JSON strings (keys included) in one generation file. 100,000 names with their sources need well
@@ -87,10 +113,14 @@ pub struct Sealed {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    let d = Sha256::digest(bytes);
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(digest: &[u8]) -> String {
+    use std::fmt::Write as _;
     let mut s = String::with_capacity(64);
-    for b in d {
-        s.push_str(&format!("{b:02x}"));
+    for b in digest {
+        let _ = write!(s, "{b:02x}");
     }
     s
 }
@@ -110,20 +140,58 @@ pub fn record_digest(
     records: &[Record],
     ptr: &[Ptr],
 ) -> String {
+    let mut h = Sha256::new();
     let mut text = format!(
         "pigsty-dns records v1\nzone {zone}\nttl {ttl}\nsoa {} {} {} {} {} {}\n",
         soa.mname, soa.rname, soa.refresh, soa.retry, soa.expire, soa.minimum
-    );
+    )
+    .into_bytes();
     for n in ns {
-        text.push_str(&format!("ns {n}\n"));
+        text.extend_from_slice(b"ns ");
+        text.extend_from_slice(n.as_bytes());
+        text.push(b'\n');
     }
+    // Streamed into the hash through one small buffer: no copy of the whole text.
+    let mut flush = |text: &mut Vec<u8>, force: bool| {
+        if force || text.len() > 60 * 1024 {
+            h.update(&text[..]);
+            text.clear();
+        }
+    };
     for r in records {
-        text.push_str(&format!("a {} {}\n", r.name, r.address));
+        text.extend_from_slice(b"a ");
+        text.extend_from_slice(r.name.as_bytes());
+        text.push(b' ');
+        push_ipv4(&mut text, r.address);
+        text.push(b'\n');
+        flush(&mut text, false);
     }
     for p in ptr {
-        text.push_str(&format!("ptr {} {}\n", p.address, p.name));
+        text.extend_from_slice(b"ptr ");
+        push_ipv4(&mut text, p.address);
+        text.push(b' ');
+        text.extend_from_slice(p.name.as_bytes());
+        text.push(b'\n');
+        flush(&mut text, false);
     }
-    sha256_hex(text.as_bytes())
+    flush(&mut text, true);
+    hex(&h.finalize())
+}
+
+/// `a.b.c.d` in decimal, as `Ipv4Addr`'s `Display` writes it, without the formatting machinery.
+fn push_ipv4(out: &mut Vec<u8>, a: std::net::Ipv4Addr) {
+    for (i, o) in a.octets().into_iter().enumerate() {
+        if i > 0 {
+            out.push(b'.');
+        }
+        if o >= 100 {
+            out.push(b'0' + o / 100);
+        }
+        if o >= 10 {
+            out.push(b'0' + o / 10 % 10);
+        }
+        out.push(b'0' + o % 10);
+    }
 }
 
 impl Generation {
@@ -156,55 +224,78 @@ impl Generation {
         }
     }
 
-    /// The canonical file bytes: pretty JSON of [`Sealed`] with a final newline. Deterministic because
-    /// every collection in a generation is a sorted `Vec` and struct fields serialize in declaration order.
+    /// The canonical file bytes in the generation's own format: format 1 as pretty JSON of [`Sealed`]
+    /// with a final newline, anything else in the line format of this module's header. Deterministic
+    /// because every collection in a generation is a sorted `Vec` and fields are written in a fixed order.
     pub fn encode(&self) -> Vec<u8> {
-        let sealed = Sealed {
-            generation: self.clone(),
-            self_digest: self.self_digest(),
-        };
-        encode_sealed(&sealed)
+        self.encode_with_digest().0
+    }
+
+    /// The file bytes and the self-digest they carry, from one encoding.
+    pub(crate) fn encode_with_digest(&self) -> (Vec<u8>, String) {
+        if self.format == FORMAT_JSON {
+            let digest = self.json_self_digest();
+            let sealed = Sealed {
+                generation: self.clone(),
+                self_digest: digest.clone(),
+            };
+            (encode_sealed(&sealed), digest)
+        } else {
+            let mut out = Vec::with_capacity(256 + 64 * (self.records.len() + self.ptr.len()));
+            lines::encode_body(self, &mut out);
+            let digest = sha256_hex(&out);
+            out.extend_from_slice(lines::DIGEST_KEY);
+            out.extend_from_slice(digest.as_bytes());
+            out.push(b'\n');
+            (out, digest)
+        }
     }
 
     pub fn self_digest(&self) -> String {
+        if self.format == FORMAT_JSON {
+            self.json_self_digest()
+        } else {
+            self.encode_with_digest().1
+        }
+    }
+
+    /// Format 1's self-digest: sha256 of the compact JSON of the body.
+    fn json_self_digest(&self) -> String {
         // Streamed into the hash: no second copy of a large generation in memory. serde_json cannot
         // fail on these plain types; a failed write would fail every later check anyway.
         let mut h = HashWriter(Sha256::new());
         let _ = serde_json::to_writer(&mut h, self);
-        let mut s = String::with_capacity(64);
-        for b in h.0.finalize() {
-            s.push_str(&format!("{b:02x}"));
-        }
-        s
+        hex(&h.0.finalize())
     }
 
-    /// Parses and fully checks a generation file: format, exact canonical bytes, self-digest, record
+    /// Parses and fully checks a generation file: format, self-digest, exact canonical bytes, record
     /// digest, and every record against the same rules `load` applies. Returns why when it does not check out.
     pub fn decode(bytes: &[u8]) -> Result<Generation, String> {
-        count_strings(bytes)?;
-        let sealed: Sealed =
-            serde_json::from_slice(bytes).map_err(|e| format!("is not a generation file ({e})"))?;
-        let g = sealed.generation;
-        if g.format != FORMAT {
-            return Err(format!(
-                "has format {}, this pigsty-dns reads format {FORMAT}",
-                g.format
-            ));
-        }
-        if g.self_digest() != sealed.self_digest {
-            return Err("fails its self-digest (the file was changed after it was sealed)".into());
-        }
-        let sealed = Sealed {
-            generation: g,
-            self_digest: sealed.self_digest,
+        Generation::decode_with_digest(bytes).map(|(g, _)| g)
+    }
+
+    /// [`Generation::decode`], and the self-digest the file carries (checked), so a caller that names
+    /// files by it need not encode again.
+    pub(crate) fn decode_with_digest(bytes: &[u8]) -> Result<(Generation, String), String> {
+        let (g, digest) = if lines::is_json(bytes) {
+            decode_json(bytes)?
+        } else {
+            lines::decode(bytes, true)?
         };
-        if !is_canonical(&sealed, bytes) {
-            return Err(
-                "is not in canonical form (the file was changed after it was sealed)".into(),
-            );
+        g.check()?;
+        Ok((g, digest))
+    }
+
+    /// Parses a file of either format without checking its digests, canonical form or contents: for tools
+    /// that re-seal an edited file (the fuzz target, tests). Never use it to serve.
+    pub fn parse_unverified(bytes: &[u8]) -> Result<Generation, String> {
+        if lines::is_json(bytes) {
+            serde_json::from_slice::<Sealed>(bytes)
+                .map(|s| s.generation)
+                .map_err(|e| format!("is not a generation file ({e})"))
+        } else {
+            lines::decode(bytes, false).map(|(g, _)| g)
         }
-        sealed.generation.check()?;
-        Ok(sealed.generation)
     }
 
     /// Re-validates the contents, so a file that was crafted with a matching digest still cannot serve
@@ -225,9 +316,9 @@ impl Generation {
         for r in &self.records {
             let folded = name::fold_host_name(&r.name)
                 .map_err(|e| format!("has an invalid record name: {e}"))?;
-            if folded != r.name
-                || name::place(&r.name, &zone) != name::Placement::Served(r.name.clone())
-            {
+            let served =
+                matches!(name::place(&r.name, &zone), name::Placement::Served(n) if n == r.name);
+            if folded != r.name || !served {
                 return Err(format!(
                     "has the record {:?}, which is not a canonical name in zone {zone}",
                     r.name
@@ -254,8 +345,39 @@ impl Generation {
     }
 }
 
+/// Format 1: one pretty JSON document whose self-digest is over the compact JSON of the body.
+fn decode_json(bytes: &[u8]) -> Result<(Generation, String), String> {
+    count_strings(bytes)?;
+    let sealed: Sealed =
+        serde_json::from_slice(bytes).map_err(|e| format!("is not a generation file ({e})"))?;
+    let g = sealed.generation;
+    if g.format != FORMAT_JSON {
+        return Err(format!(
+            "has format {} in the JSON layout of format {FORMAT_JSON}; this pigsty-dns reads formats \
+             {FORMAT_JSON} and {FORMAT}",
+            g.format
+        ));
+    }
+    if g.json_self_digest() != sealed.self_digest {
+        return Err("fails its self-digest (the file was changed after it was sealed)".into());
+    }
+    let sealed = Sealed {
+        generation: g,
+        self_digest: sealed.self_digest,
+    };
+    if !is_canonical(&sealed, bytes) {
+        return Err("is not in canonical form (the file was changed after it was sealed)".into());
+    }
+    Ok((sealed.generation, sealed.self_digest))
+}
+
 /// Refuses bytes holding more than [`MAX_STRINGS`] JSON strings, in one pass without allocating.
 pub fn count_strings(bytes: &[u8]) -> Result<(), String> {
+    json_strings(bytes).map(|_| ())
+}
+
+/// The JSON strings in `bytes`, refused above [`MAX_STRINGS`].
+fn json_strings(bytes: &[u8]) -> Result<usize, String> {
     let (mut n, mut in_string, mut escaped) = (0usize, false, false);
     for &b in bytes {
         if in_string {
@@ -276,7 +398,392 @@ pub fn count_strings(bytes: &[u8]) -> Result<(), String> {
             }
         }
     }
-    Ok(())
+    Ok(n)
+}
+
+/// The strings a generation file holds, as the readers count them ([`MAX_STRINGS`] bounds it): JSON
+/// strings for format 1; JSON strings of the header plus every name and source of the lines for format 2.
+pub fn count_file_strings(bytes: &[u8]) -> Result<(), String> {
+    if lines::is_json(bytes) {
+        count_strings(bytes)
+    } else {
+        lines::count(bytes).map(|_| ())
+    }
+}
+
+/// Format 2's layout: header, lines, digest line.
+mod lines {
+    use std::net::Ipv4Addr;
+
+    use serde::{Deserialize, Serialize};
+
+    use super::{
+        FORMAT, FORMAT_JSON, Generation, Input, MAX_STRINGS, NotServed, Ptr, Record, SkippedHost,
+        Soa, count_strings, json_strings, push_ipv4, sha256_hex,
+    };
+
+    pub(super) const DIGEST_KEY: &[u8] = b"self_digest ";
+    const RECORD: &str = "a ";
+    const PTR: &str = "ptr ";
+    /// The header ends at the first line that is a lone `}`: pretty JSON indents every nested close, and
+    /// a JSON string never holds a raw newline.
+    const HEADER_END: &[u8] = b"\n}\n";
+
+    /// Everything of a generation but its records and PTRs, which follow as lines. Field order is the
+    /// canonical order.
+    #[derive(Serialize)]
+    struct HeaderOut<'a> {
+        format: u32,
+        zone: &'a str,
+        serial: u32,
+        created: &'a str,
+        input: &'a Input,
+        ttl: u32,
+        soa: &'a Soa,
+        ns: &'a [String],
+        record_lines: usize,
+        ptr_lines: usize,
+        not_served: &'a [NotServed],
+        skipped_hosts: &'a [SkippedHost],
+        record_digest: &'a str,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct HeaderIn {
+        format: u32,
+        zone: String,
+        serial: u32,
+        created: String,
+        input: Input,
+        ttl: u32,
+        soa: Soa,
+        ns: Vec<String>,
+        record_lines: usize,
+        ptr_lines: usize,
+        not_served: Vec<NotServed>,
+        skipped_hosts: Vec<SkippedHost>,
+        record_digest: String,
+    }
+
+    /// Format 1 starts with its one key; a format-2 header never has that key.
+    pub(super) fn is_json(bytes: &[u8]) -> bool {
+        bytes.starts_with(b"{\n  \"generation\"")
+    }
+
+    fn header(g: &Generation, out: &mut Vec<u8>) {
+        let h = HeaderOut {
+            format: g.format,
+            zone: &g.zone,
+            serial: g.serial,
+            created: &g.created,
+            input: &g.input,
+            ttl: g.ttl,
+            soa: &g.soa,
+            ns: &g.ns,
+            record_lines: g.records.len(),
+            ptr_lines: g.ptr.len(),
+            not_served: &g.not_served,
+            skipped_hosts: &g.skipped_hosts,
+            record_digest: &g.record_digest,
+        };
+        // serde_json cannot fail on these plain types.
+        let _ = serde_json::to_writer_pretty(&mut *out, &h);
+        out.push(b'\n');
+    }
+
+    /// Whether a source is written bare: it then reads back unambiguously as one token.
+    fn is_bare(s: &str) -> bool {
+        !s.is_empty() && !s.starts_with('"') && s.bytes().all(|b| (0x21..=0x7e).contains(&b))
+    }
+
+    /// A source bare when [`is_bare`], else as a JSON string.
+    fn push_source(out: &mut Vec<u8>, s: &str) {
+        if is_bare(s) {
+            out.extend_from_slice(s.as_bytes());
+        } else {
+            let _ = serde_json::to_writer(&mut *out, s);
+        }
+    }
+
+    /// Header and lines: every byte the self-digest covers.
+    pub(super) fn encode_body(g: &Generation, out: &mut Vec<u8>) {
+        header(g, out);
+        for r in &g.records {
+            out.extend_from_slice(RECORD.as_bytes());
+            out.extend_from_slice(r.name.as_bytes());
+            out.push(b' ');
+            push_ipv4(out, r.address);
+            for s in &r.sources {
+                out.push(b' ');
+                push_source(out, s);
+            }
+            out.push(b'\n');
+        }
+        for p in &g.ptr {
+            out.extend_from_slice(PTR.as_bytes());
+            push_ipv4(out, p.address);
+            out.push(b' ');
+            out.extend_from_slice(p.name.as_bytes());
+            out.push(b'\n');
+        }
+    }
+
+    /// The space-separated tokens of a line; a token that starts with `"` runs to its closing quote.
+    fn tokens(line: &str) -> impl Iterator<Item = Result<&str, String>> {
+        let mut rest = line;
+        std::iter::from_fn(move || {
+            if rest.is_empty() {
+                return None;
+            }
+            let end = if rest.starts_with('"') {
+                let mut escaped = false;
+                let close = rest.bytes().enumerate().skip(1).find_map(|(i, b)| {
+                    let was = escaped;
+                    escaped = !was && b == b'\\';
+                    (!was && b == b'"').then_some(i + 1)
+                });
+                match close {
+                    Some(e) => e,
+                    None => {
+                        rest = "";
+                        return Some(Err("a quoted source has no closing quote".into()));
+                    }
+                }
+            } else {
+                rest.find(' ').unwrap_or(rest.len())
+            };
+            let (tok, after) = rest.split_at(end);
+            if tok.is_empty() {
+                rest = "";
+                return Some(Err("two spaces in a row".into()));
+            }
+            rest = match after.strip_prefix(' ') {
+                Some(a) if !a.is_empty() => a,
+                Some(_) => {
+                    return Some(Err("a line ends with a space".into()));
+                }
+                None if after.is_empty() => "",
+                None => return Some(Err("a quoted source runs into the next".into())),
+            };
+            Some(Ok(tok))
+        })
+    }
+
+    /// A source token, accepted only in the form [`push_source`] writes.
+    fn source(tok: &str) -> Result<String, String> {
+        if !tok.starts_with('"') {
+            return if is_bare(tok) {
+                Ok(tok.to_string())
+            } else {
+                Err(format!("the source {tok:?} should be quoted"))
+            };
+        }
+        let s: String = serde_json::from_str(tok)
+            .map_err(|e| format!("a quoted source does not parse ({e})"))?;
+        if is_bare(&s) || serde_json::to_string(&s).ok().as_deref() != Some(tok) {
+            return Err(format!("the source {tok} is not quoted as it is written"));
+        }
+        Ok(s)
+    }
+
+    /// An address token, accepted only as `Ipv4Addr` writes it: four decimal octets, no leading zero.
+    fn address(tok: Option<Result<&str, String>>) -> Result<Ipv4Addr, String> {
+        let tok = tok.ok_or("an address is missing")??;
+        let bad = || format!("{tok:?} is not an IPv4 address as it is written");
+        let mut octets = [0u8; 4];
+        let mut parts = tok.split('.');
+        for o in &mut octets {
+            let p = parts.next().ok_or_else(bad)?;
+            if p.is_empty()
+                || p.len() > 3
+                || (p.len() > 1 && p.starts_with('0'))
+                || !p.bytes().all(|b| b.is_ascii_digit())
+            {
+                return Err(bad());
+            }
+            *o = p.parse().map_err(|_| bad())?;
+        }
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        Ok(octets.into())
+    }
+
+    fn not_a_file(why: &str) -> String {
+        format!("is not a generation file ({why})")
+    }
+
+    /// A format-2 file cut into its parts.
+    struct Parts<'a> {
+        /// What the self-digest covers: header and lines.
+        body: &'a [u8],
+        head: &'a [u8],
+        lines: &'a [u8],
+        digest: &'a str,
+    }
+
+    /// Cuts a file into its header, its lines and its self-digest, or says why its layout is wrong.
+    fn split(bytes: &[u8]) -> Result<Parts<'_>, String> {
+        let Some(without_newline) = bytes.strip_suffix(b"\n") else {
+            return Err(not_a_file("it does not end with a newline"));
+        };
+        let last = without_newline
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let (body, last_line) = bytes.split_at(last);
+        let digest = last_line
+            .strip_prefix(DIGEST_KEY)
+            .and_then(|d| d.strip_suffix(b"\n"))
+            .filter(|d| d.len() == 64 && d.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+            .and_then(|d| std::str::from_utf8(d).ok())
+            .ok_or_else(|| not_a_file("its last line is not `self_digest <sha256>`"))?;
+        let header_end = body
+            .windows(HEADER_END.len())
+            .position(|w| w == HEADER_END)
+            .map(|i| i + HEADER_END.len())
+            .ok_or_else(|| not_a_file("it has no JSON header"))?;
+        let (head, lines) = body.split_at(header_end);
+        Ok(Parts {
+            body,
+            head,
+            lines,
+            digest,
+        })
+    }
+
+    /// Strings in the header plus names and sources in the lines, refused above [`MAX_STRINGS`].
+    pub(super) fn count(bytes: &[u8]) -> Result<usize, String> {
+        let Parts { head, lines, .. } = split(bytes)?;
+        let mut n = json_strings(head)?;
+        for line in String::from_utf8_lossy(lines).split_terminator('\n') {
+            // The record's name and every source, or the PTR's name: all tokens but the keyword and address.
+            n += tokens(line).count().saturating_sub(2);
+            if n > MAX_STRINGS {
+                return Err(too_many());
+            }
+        }
+        Ok(n)
+    }
+
+    fn too_many() -> String {
+        format!("holds more than {MAX_STRINGS} strings, the generation limit")
+    }
+
+    /// Parses format 2. With `verify`, the self-digest is checked on the raw bytes before anything is
+    /// parsed and the header must re-encode to its bytes. The lines are read strictly (single spaces,
+    /// addresses and sources only in the form [`encode_body`] writes them), so what parses is canonical.
+    pub(super) fn decode(bytes: &[u8], verify: bool) -> Result<(Generation, String), String> {
+        let Parts {
+            body,
+            head,
+            lines,
+            digest,
+        } = split(bytes)?;
+        if verify && sha256_hex(body) != digest {
+            return Err("fails its self-digest (the file was changed after it was sealed)".into());
+        }
+        count_strings(head)?;
+        let h: HeaderIn = serde_json::from_slice(head).map_err(|e| not_a_file(&e.to_string()))?;
+        if h.format != FORMAT {
+            return Err(format!(
+                "has format {}, this pigsty-dns reads formats {FORMAT_JSON} and {FORMAT}",
+                h.format
+            ));
+        }
+        let lines = std::str::from_utf8(lines).map_err(|_| not_a_file("a line is not UTF-8"))?;
+        let first_line = head.iter().filter(|&&b| b == b'\n').count() + 1;
+        // The header's counts size the vectors, bounded by what the bytes can hold.
+        let mut records = Vec::with_capacity(h.record_lines.min(lines.len() / 16));
+        let mut ptr = Vec::with_capacity(h.ptr_lines.min(lines.len() / 16));
+        let mut strings = 0usize;
+        for (i, line) in lines.split_terminator('\n').enumerate() {
+            let at = |why: String| {
+                format!(
+                    "is not in canonical form (line {}: {why}; the file was changed after it was sealed)",
+                    first_line + i
+                )
+            };
+            if let Some(rest) = line.strip_prefix(RECORD) {
+                if !ptr.is_empty() {
+                    return Err(at("a record after the PTR lines".into()));
+                }
+                let mut t = tokens(rest);
+                let name = t
+                    .next()
+                    .ok_or_else(|| at("a name is missing".into()))?
+                    .map_err(&at)?
+                    .to_string();
+                let address = address(t.next()).map_err(&at)?;
+                let sources = t
+                    .map(|tok| tok.and_then(source))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(&at)?;
+                strings += 1 + sources.len();
+                let r = Record {
+                    name,
+                    address,
+                    sources,
+                };
+                records.push(r);
+            } else if let Some(rest) = line.strip_prefix(PTR) {
+                let mut t = tokens(rest);
+                let address = address(t.next()).map_err(&at)?;
+                let name = t
+                    .next()
+                    .ok_or_else(|| at("a name is missing".into()))?
+                    .map_err(&at)?
+                    .to_string();
+                if t.next().is_some() {
+                    return Err(at("a PTR line has more than an address and a name".into()));
+                }
+                strings += 1;
+                let p = Ptr { address, name };
+                ptr.push(p);
+            } else {
+                return Err(at("neither a record (`a `) nor a PTR (`ptr `) line".into()));
+            }
+            if strings > MAX_STRINGS {
+                return Err(too_many());
+            }
+        }
+        if records.len() != h.record_lines || ptr.len() != h.ptr_lines {
+            return Err(format!(
+                "is not in canonical form (its header counts {} records and {} PTRs, its lines hold {} and {})",
+                h.record_lines,
+                h.ptr_lines,
+                records.len(),
+                ptr.len()
+            ));
+        }
+        let g = Generation {
+            format: h.format,
+            zone: h.zone,
+            serial: h.serial,
+            created: h.created,
+            input: h.input,
+            ttl: h.ttl,
+            soa: h.soa,
+            ns: h.ns,
+            records,
+            ptr,
+            not_served: h.not_served,
+            skipped_hosts: h.skipped_hosts,
+            record_digest: h.record_digest,
+        };
+        if verify {
+            let mut again = Vec::with_capacity(head.len());
+            header(&g, &mut again);
+            if again != head {
+                return Err(
+                    "is not in canonical form (its header; the file was changed after it was sealed)"
+                        .into(),
+                );
+            }
+        }
+        Ok((g, digest.to_string()))
+    }
 }
 
 /// sha256 as an `io::Write` sink.
@@ -399,5 +906,166 @@ mod tests {
         let at = bytes.len() - 5;
         bytes[at] ^= 1;
         assert!(Generation::decode(&bytes).is_err());
+    }
+
+    /// A format-2 body with a self-digest line computed over it, as a forger with sha256sum would write.
+    fn resealed(body: &str) -> Vec<u8> {
+        format!("{body}self_digest {}\n", sha256_of(body.as_bytes())).into_bytes()
+    }
+
+    fn body_of(g: &Generation) -> String {
+        let text = String::from_utf8(g.encode()).unwrap();
+        let cut = text.rfind("self_digest ").unwrap();
+        text[..cut].to_string()
+    }
+
+    #[test]
+    fn format_2_is_lines_under_a_header_and_its_digest_is_over_the_raw_bytes() {
+        let g = sample();
+        assert_eq!(g.format, FORMAT);
+        let bytes = g.encode();
+        let text = std::str::from_utf8(&bytes).unwrap();
+        assert!(
+            text.contains("\na a.b.pigsty.test 10.10.10.11 t\na meta.pigsty.test 10.10.10.10 t\n")
+        );
+        let body = body_of(&g);
+        assert_eq!(
+            resealed(&body),
+            bytes,
+            "the digest line is sha256 of the bytes above it"
+        );
+        assert_eq!(g.self_digest(), sha256_of(body.as_bytes()));
+        let (back, digest) = Generation::decode_with_digest(&bytes).unwrap();
+        assert_eq!((back, digest), (g.clone(), g.self_digest()));
+
+        // Any flipped byte is caught, whether it breaks the layout or only the digest.
+        for at in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[at] ^= 0x20;
+            assert!(
+                Generation::decode(&b).is_err(),
+                "byte {at} flipped was accepted"
+            );
+        }
+        // Truncated anywhere.
+        for len in 0..bytes.len() {
+            assert!(
+                Generation::decode(&bytes[..len]).is_err(),
+                "truncated to {len}"
+            );
+        }
+    }
+
+    #[test]
+    fn format_2_forged_behind_a_recomputed_self_digest_is_refused() {
+        let g = sample();
+        let body = body_of(&g);
+        let refused = |body: String, why: &str| {
+            let e = Generation::decode(&resealed(&body)).unwrap_err();
+            assert!(e.contains(why), "{e} (wanted {why:?}) for\n{body}");
+        };
+        // Lines swapped: each is canonical, the order is not.
+        let a = "a a.b.pigsty.test 10.10.10.11 t\n";
+        let m = "a meta.pigsty.test 10.10.10.10 t\n";
+        refused(
+            body.replace(&format!("{a}{m}"), &format!("{m}{a}")),
+            "out of order",
+        );
+        // An address changed without the record digest: only the record digest can tell.
+        refused(
+            body.replace("10.10.10.11 t", "10.10.10.12 t"),
+            "record digest",
+        );
+        // Not the encoder's bytes: a double space, a leading zero, a quoted bare source, pretty spacing.
+        refused(body.replace("10.10.10.11 t", "10.10.10.11  t"), "line");
+        refused(body.replace("10.10.10.11 t", "10.10.10.011 t"), "line");
+        refused(
+            body.replace("10.10.10.11 t", "10.10.10.11 \"t\""),
+            "canonical form",
+        );
+        refused(body.replace("\"ttl\": 30", "\"ttl\":30"), "canonical form");
+        // A line dropped (the header's count says so), an unknown line, a record after the PTRs.
+        refused(body.replace(a, ""), "header counts");
+        refused(body.replace(a, &format!("{a}x y\n")), "neither a record");
+        refused(
+            body.replace(m, "ptr 10.10.10.11 a.b.pigsty.test\n") + m,
+            "after the PTR",
+        );
+        // A format this build does not know, and a hand-made header field.
+        refused(
+            body.replace("\"format\": 2", "\"format\": 3"),
+            "has format 3",
+        );
+        refused(
+            body.replace("\"ttl\": 30,", "\"ttl\": 30,\n  \"extra\": 1,"),
+            "not a generation file",
+        );
+        // The digest line itself: missing, short, upper case.
+        let e = Generation::decode(body.as_bytes()).unwrap_err();
+        assert!(e.contains("self_digest"), "{e}");
+        let upper = format!(
+            "{body}self_digest {}\n",
+            sha256_of(body.as_bytes()).to_uppercase()
+        );
+        assert!(Generation::decode(upper.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn sources_that_need_quoting_and_ptr_lines_round_trip() {
+        let mut g = sample();
+        g.records[0].sources = vec![
+            "a b".into(),
+            "\"q\"".into(),
+            String::new(),
+            "tab\there".into(),
+            "é".into(),
+        ];
+        g.ptr = vec![
+            Ptr {
+                address: [10, 10, 10, 10].into(),
+                name: "meta.pigsty.test".into(),
+            },
+            Ptr {
+                address: [10, 10, 10, 11].into(),
+                name: "a.b.pigsty.test".into(),
+            },
+        ];
+        g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records, &g.ptr);
+        let bytes = g.encode();
+        let text = std::str::from_utf8(&bytes).unwrap();
+        assert!(
+            text.contains(
+                "\nptr 10.10.10.10 meta.pigsty.test\nptr 10.10.10.11 a.b.pigsty.test\nself_digest "
+            ),
+            "{text}"
+        );
+        assert_eq!(Generation::decode(&bytes).unwrap(), g);
+        assert_eq!(Generation::parse_unverified(&bytes).unwrap(), g);
+    }
+
+    /// Generations sealed before format 2 are read, re-encode to their exact bytes, and keep their digest.
+    #[test]
+    fn format_1_files_still_decode_and_re_encode_byte_for_byte() {
+        let mut g = sample();
+        g.format = FORMAT_JSON;
+        let bytes = g.encode();
+        assert!(bytes.starts_with(b"{\n  \"generation\": {\n    \"format\": 1,"));
+        let (back, digest) = Generation::decode_with_digest(&bytes).unwrap();
+        assert_eq!(back, g);
+        assert_eq!(back.encode(), bytes);
+        assert_eq!(digest, back.self_digest());
+        let mut b = bytes.clone();
+        let at = b.len() - 5;
+        b[at] ^= 1;
+        assert!(Generation::decode(&b).is_err());
+        // A format-1 layout that claims format 2 is refused.
+        let text = String::from_utf8(bytes)
+            .unwrap()
+            .replace("\"format\": 1", "\"format\": 2");
+        assert!(
+            Generation::decode(text.as_bytes())
+                .unwrap_err()
+                .contains("format 2")
+        );
     }
 }

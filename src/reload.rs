@@ -175,6 +175,19 @@ fn release_freed_memory() {
     }
 }
 
+/// Fixes glibc's mmap threshold at its default (128 KiB), so every large buffer (a generation file's bytes,
+/// the index's arena, entries and table) is mapped on its own and unmapped when freed. Left dynamic, glibc
+/// raises the threshold to the largest block freed so far: after the first swap the next index lands in
+/// the heap among the short-lived allocations of a parse, and the heap stays fragmented (measured: 14.7 MiB
+/// after one swap, 33.7 MiB after 103 at 100,000 names). Call once, before the first generation is read.
+pub fn settle_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator parameters; it has no preconditions.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
 fn stamp(path: &Path) -> Option<(u64, i64)> {
     // ctime moves on any change, a chmod or chown included, so a repaired file is read again.
     std::fs::symlink_metadata(path).ok().map(|m| {
@@ -202,11 +215,14 @@ pub fn watch_dir(
         if matches!(event.kind, notify::EventKind::Access(_)) {
             return;
         }
+        // The unlink of a writer's temporary name counts too: where a store links and then unlinks (no
+        // no-replace rename), a pass woken by the link may have seen the file with two links.
+        let removed = matches!(event.kind, notify::EventKind::Remove(_));
         let relevant = event.paths.iter().any(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
             match &only {
                 Some(file) => p == file || p.file_name() == file.file_name(),
-                None => !name.starts_with('.'),
+                None => !name.starts_with('.') || removed,
             }
         });
         if relevant || event.paths.is_empty() {

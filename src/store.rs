@@ -16,7 +16,7 @@ use crate::sys::user::euid;
 
 /// Generations kept after a store; older ones are pruned.
 pub const KEEP: usize = 50;
-/// A generation file larger than this is never read (100,000 names take about 17 MB). `load` refuses
+/// A generation file larger than this is never read (100,000 names take about 6 MB in format 2, 17 MB in format 1). `load` refuses
 /// to store one that would be larger, so the server never refuses what `load` stored.
 pub const MAX_GENERATION_BYTES: u64 = 64 * 1024 * 1024;
 const GENERATIONS: &str = "generations";
@@ -288,13 +288,15 @@ impl StateDir {
         dry_run: bool,
     ) -> Result<Outcome, StoreError> {
         let _lock = if dry_run { None } else { Some(self.lock()?) };
-        let entries = self.scan()?;
-        let previous = entries.iter().find_map(|e| e.status.as_ref().ok()).cloned();
+        // Names only, then files newest first until one checks out: the older files are not read, so a
+        // small change costs one read of the previous generation, not of the whole history.
+        let files = self.list()?;
+        let previous = files.iter().find_map(|(_, p)| check_file(p).ok());
         let server = status_file::read(&self.root);
         let served = server.as_ref().map(|s| s.serial).unwrap_or(0);
-        let next = entries
+        let next = files
             .first()
-            .map(|e| e.serial)
+            .map(|(serial, _)| *serial)
             .unwrap_or(0)
             .max(served)
             .checked_add(1)
@@ -327,7 +329,7 @@ impl StateDir {
             });
         }
         let path = self.write(&generation)?;
-        self.prune(&entries);
+        self.prune(&files);
         Ok(Outcome::Stored {
             generation,
             path,
@@ -335,19 +337,20 @@ impl StateDir {
         })
     }
 
-    /// temp file (0600, fsync) → link to the final name, which fails if it exists → unlink temp → fsync dir.
+    /// temp file (0600, fsync) → no-replace rename (or link) to the final name, which fails if it exists →
+    /// fsync dir ([`write_new`]).
     fn write(&self, g: &Generation) -> Result<PathBuf, StoreError> {
+        let (bytes, self_digest) = g.encode_with_digest();
         let final_path = self
             .generations_dir()
-            .join(file_name(g.serial, &g.self_digest()));
-        let bytes = g.encode();
+            .join(file_name(g.serial, &self_digest));
         let over = if bytes.len() as u64 > MAX_GENERATION_BYTES {
             Some(format!(
                 "is {} bytes, above the {MAX_GENERATION_BYTES}-byte limit",
                 bytes.len()
             ))
         } else {
-            crate::generation::count_strings(&bytes).err()
+            crate::generation::count_file_strings(&bytes).err()
         };
         if let Some(why) = over {
             return Err(StoreError::Usage {
@@ -367,9 +370,9 @@ impl StateDir {
     }
 
     /// Keeps the newest [`KEEP`] files (the new one included). Failures only cost disk space.
-    fn prune(&self, before: &[Entry]) {
-        for e in before.iter().skip(KEEP - 1) {
-            let _ = fs::remove_file(&e.path);
+    fn prune(&self, before: &[(u32, PathBuf)]) {
+        for (_, path) in before.iter().skip(KEEP - 1) {
+            let _ = fs::remove_file(path);
         }
         // Temp files of writers that died: every writer holds the lock, so none is in use now.
         if let Ok(rd) = fs::read_dir(self.generations_dir()) {
@@ -458,13 +461,13 @@ pub fn check_file_of(path: &Path, owner: u32) -> Result<Generation, String> {
     let Some((serial, digest_prefix)) = name.and_then(parse_file_name) else {
         return Err("is not named like a generation file".into());
     };
-    let g = read_generation_of(path, owner)?;
+    let (g, self_digest) = read_checked(path, owner)?;
     if g.serial != serial {
         Err(format!(
             "holds serial {} under the name of serial {serial}",
             g.serial
         ))
-    } else if !g.self_digest().starts_with(&digest_prefix) {
+    } else if !self_digest.starts_with(&digest_prefix) {
         Err("has a self-digest that does not match its file name".into())
     } else {
         Ok(g)
@@ -474,10 +477,11 @@ pub fn check_file_of(path: &Path, owner: u32) -> Result<Generation, String> {
 /// Reads one generation file only if it is a regular file of ours, mode 0600, one link, not too large,
 /// and its contents check out.
 pub fn read_generation(path: &Path) -> Result<Generation, String> {
-    read_generation_of(path, euid())
+    read_checked(path, euid()).map(|(g, _)| g)
 }
 
-fn read_generation_of(path: &Path, owner: u32) -> Result<Generation, String> {
+/// [`read_generation`] for a file that must belong to `owner`, and the self-digest the file carries.
+fn read_checked(path: &Path, owner: u32) -> Result<(Generation, String), String> {
     let f = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -521,7 +525,7 @@ fn read_generation_of(path: &Path, owner: u32) -> Result<Generation, String> {
     f.take(MAX_GENERATION_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot be read ({e})"))?;
-    Generation::decode(&bytes)
+    Generation::decode_with_digest(&bytes)
 }
 
 #[cfg(test)]

@@ -127,8 +127,9 @@ pub fn write_atomic(path: &Path, content: &[u8], opts: &WriteOptions<'_>) -> Res
     res
 }
 
-/// temp file (`mode`, fsync) → hard link to `path`, which fails if `path` exists (a sealed file is never
-/// replaced) → unlink temp → fsync the directory. Returns the error kind `AlreadyExists` when taken.
+/// temp file (`mode`, fsync) → rename to `path` without replacing (Linux), else hard link to `path`; either
+/// fails if `path` exists (a sealed file is never replaced) → unlink temp → fsync the directory. Returns the
+/// error kind `AlreadyExists` when taken.
 pub fn write_new(path: &Path, content: &[u8], mode: u32) -> Result<(), FsError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = temp_path(path, None);
@@ -145,6 +146,9 @@ pub fn write_new(path: &Path, content: &[u8], mode: u32) -> Result<(), FsError> 
             .map_err(err("write", &tmp))?;
         fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))
             .map_err(err("set the mode of", &tmp))?;
+        if rename_no_replace(&tmp, path).map_err(err("link", path))? {
+            return Ok(());
+        }
         fs::hard_link(&tmp, path).map_err(err("link", path))
     })();
     let _ = fs::remove_file(&tmp);
@@ -152,6 +156,44 @@ pub fn write_new(path: &Path, content: &[u8], mode: u32) -> Result<(), FsError> 
     fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(err("sync", dir))
+}
+
+/// Moves `from` to `to` unless `to` exists (then `AlreadyExists`), in one step: a reader never sees the
+/// file under both names, so never with two links, as it can between a hard link and the unlink of the
+/// temporary name (a watcher woken by the link would refuse the file and not be woken again by the
+/// unlink of a temporary name). `Ok(false)` where the kernel or filesystem cannot do it (then the caller
+/// links and unlinks).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn rename_no_replace(from: &Path, to: &Path) -> io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+    };
+    let (from, to) = (c(from)?, c(to)?);
+    // SAFETY: both are NUL-terminated paths that live across the call.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn rename_no_replace(_from: &Path, _to: &Path) -> io::Result<bool> {
+    Ok(false)
 }
 
 /// Removes `path` (absent is fine) and fsyncs its directory.
@@ -229,6 +271,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("g");
         write_new(&p, b"one", 0o600).unwrap();
+        let m = fs::metadata(&p).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!((m.nlink(), m.mode() & 0o7777), (1, 0o600));
         let e = write_new(&p, b"two", 0o600).unwrap_err();
         assert_eq!(e.source.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(fs::read_to_string(&p).unwrap(), "one");

@@ -2,8 +2,9 @@
 //! run on every file in `generations/`), on arbitrary bytes.
 //!
 //! Random bytes almost never get past the self-digest, so every input is tried twice: as it is, and,
-//! when it parses as a generation file at all, re-sealed (record digest and self-digest recomputed,
-//! canonical bytes re-encoded), so the content checks behind valid digests are fuzzed too. Checked:
+//! when it parses as a generation file of either format at all, re-sealed (record digest and
+//! self-digest recomputed, canonical bytes re-encoded in its own format), so the content checks behind
+//! valid digests are fuzzed too. Checked:
 //! - it never panics, and returns within libFuzzer's `-timeout`;
 //! - its peak heap stays within `MEMORY_PER_BYTE` × the file size + `MEMORY_BASE`;
 //! - an accepted file is canonical: encoding what was decoded gives the same bytes;
@@ -14,7 +15,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pigsty_dns::generation::{Generation, Sealed, record_digest};
+use pigsty_dns::generation::{Generation, record_digest};
 use pigsty_dns::zone_view::{Node, ZoneView};
 use pigsty_dns_fuzz::peak::{Counting, measure};
 
@@ -34,13 +35,12 @@ fn run(data: &[u8]) {
         assert_eq!(g.encode(), data, "an accepted file is not canonical");
         accepted(g);
     }
-    let Ok(sealed) = serde_json::from_slice::<Sealed>(data) else {
+    let Ok(mut g) = Generation::parse_unverified(data) else {
         if trace {
             eprintln!("raw: {:?}; not a generation file to re-seal", raw.err());
         }
         return;
     };
-    let mut g = sealed.generation;
     g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records, &g.ptr);
     let bytes = g.encode();
     let resealed = verify(&bytes);

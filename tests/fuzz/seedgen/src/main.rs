@@ -495,7 +495,12 @@ fn generation_seeds(root: &Path) -> BTreeMap<String, Vec<u8>> {
         "forged-zone".into(),
         forged(&|g| g.zone = "Pigsty.Test".into()),
     );
-    s.insert("forged-format".into(), forged(&|g| g.format = 2));
+    s.insert("forged-format".into(), forged(&|g| g.format = 3));
+    // A generation sealed before format 2, as older state dirs hold it.
+    s.insert(
+        "meta-format1".into(),
+        forged(&|g| g.format = pigsty_dns::generation::FORMAT_JSON),
+    );
     s.insert(
         "forged-soa-name".into(),
         forged(&|g| g.soa.mname = format!("{}.", "x".repeat(64))),
