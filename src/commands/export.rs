@@ -18,7 +18,8 @@ pub enum ExportFormat {
     Zone,
     /// `address<TAB>names` lines, the body of a hosts block.
     Hosts,
-    /// The canonical generation file.
+    /// The generation as one JSON object (its fields: zone, serial, SOA, records with their sources,
+    /// PTRs, …), whatever the format of the file on disk.
     Json,
 }
 
@@ -171,7 +172,12 @@ pub fn run(
         })?,
         (ExportFormat::Zone, ZoneOf::Forward) => zone_file(&g),
         (ExportFormat::Hosts, _) => hosts_lines(&g),
-        (ExportFormat::Json, _) => String::from_utf8_lossy(&g.encode()).into_owned(),
+        // Format-2 files are a JSON header plus lines, so JSON is rendered from the generation itself.
+        (ExportFormat::Json, _) => {
+            let mut text = serde_json::to_string_pretty(&g).unwrap_or_default();
+            text.push('\n');
+            text
+        }
     };
     let Some(out) = output else {
         return Ok(Report::same(text));
