@@ -38,13 +38,22 @@
 # - The route's ifb link is a "Generic" device to NM, unmanaged (the route also marks it so) through
 #   reload, restart, uplink down/up and networking off/on. A link of a kind NM manages (a veth, tried by
 #   hand) that nobody marked is taken "connected (externally)", and networking off/on removes its address;
-#   marked unmanaged it stays so across an NM restart (1.42).
+#   marked unmanaged it stays so across an NM restart (1.42). `nmcli device set` is runtime state,
+#   though, and the boot unit re-creates the link without nmcli: so with NM running the route owns
+#   conf.d/pigsty-dns.conf, `[keyfile] unmanaged-devices+=interface-name:pigsty-dns0` (`+=` is in
+#   NetworkManager.conf(5) of 1.42 and 1.58). `nmcli general reload conf` applies it at once (seen: a
+#   managed, "disconnected" veth of that name turned "unmanaged"); the lab's veth stand-in for the
+#   link then stays unmanaged with no nmcli call on it, across an NM restart, and keeps its address
+#   through networking off/on. Without the drop-in the same veth is "connected (externally)" and
+#   networking off/on removes its address (seen by hand on 1.42).
+# - The lab's daemon keeps its state in $STATE: `route status` needs --state-dir to compare the routed
+#   reverse zone with the live generation (without it it says it did not, and stays ok).
 #
 # Addresses, all inside the container's own network namespace: the uplink veth labv0 198.18.0.2/24
 # (an NM connection, DNS 198.18.0.1, gateway 198.18.0.1) and its peer labv1 198.18.0.1/24 (in a
 # namespace "labup" inside the container), where the "default upstream" stand-in (dnsmasq: every name
 # -> 203.0.113.99, logs every query) listens; the daemon on 127.0.0.1:5354; the route's own link
-# address (resolved-link) 198.18.53.53/32.
+# address (resolved-link) 198.18.53.53/32 (and the veth stand-in's peer pigsty-dnsp, no address).
 set -uo pipefail
 SUITE=${SUITE:-bookworm}
 NM_DNS=${NM_DNS:-dnsmasq}
@@ -419,6 +428,31 @@ nm_event() {   # $1: label, then the commands (;-separated words in one string e
 	survives "$label"
 }
 
+# resolved-link only: the route's link as a veth, a kind NM manages (the ifb the route makes here is a
+# "Generic" device NM leaves alone anyway; with the dummy driver it would be a dummy, which NM takes).
+# A lab-only step: the ifb goes, a veth of the same name comes, and the route's own boot unit puts
+# the address and resolved settings on it -- no nmcli call, so only the drop-in keeps NM off it.
+veth_stand_in() {
+	# install applied the route itself and only enabled the unit: it is inactive; stop it anyway (its
+	# ExecStop deletes the link), and delete the ifb
+	cx systemctl stop pigsty-dns-route.service; cx ip link del pigsty-dns0 2>/dev/null
+	check "veth stand-in: the ifb is gone" none "$(nm_link)"
+	cx ip link add pigsty-dns0 type veth peer name pigsty-dnsp; cx ip link set pigsty-dnsp up
+	cx systemctl start pigsty-dns-route.service  # its "ip link add ... ifb" fails (tolerated): the veth is there
+	sleep 2
+	check "veth stand-in: NM takes the veth as unmanaged from its configuration alone" \
+		"pigsty-dns0:ethernet:unmanaged:" "$(nm_link)"
+	check "veth stand-in: the route's address is on it" 1 "$(cx ip -br addr show pigsty-dns0 | grep -c '198.18.53.53/32')"
+	survives "veth stand-in"
+	nm_event "veth stand-in: systemctl restart NetworkManager" "systemctl restart NetworkManager"
+	check "veth stand-in: unmanaged after the NM restart" "pigsty-dns0:ethernet:unmanaged:" "$(nm_link)"
+	nm_event "veth stand-in: nmcli networking off/on" "nmcli networking off" "sleep 1" "nmcli networking on"
+	check "veth stand-in: the address survives networking off/on" 1 "$(cx ip -br addr show pigsty-dns0 | grep -c '198.18.53.53/32')"
+	route_status_ok "veth stand-in" veth
+	check "veth stand-in: route status: NetworkManager reports the link unmanaged" 1 \
+		"$(grep -c '^ok   NetworkManager: link pigsty-dns0 is unmanaged' "$LAB/logs/route-status-veth.log")"
+}
+
 # 2./3. NM with dns=systemd-resolved and the real resolved of the suite.
 scenario_resolved() {
 	local adapter i
@@ -442,6 +476,12 @@ scenario_resolved() {
 		check "resolved-link: the runtime variant (no networkd), its boot unit enabled" "runtime enabled" \
 			"$(cx sed -n 's/^ *"variant": *"\([^"]*\)".*/\1/p' /var/lib/pigsty-dns-route/journal.json) $(cx systemctl is-enabled pigsty-dns-route.service)"
 		echo "# NM's view of the route's link after install: $(nm_link)"
+		local nmconf=/etc/NetworkManager/conf.d/pigsty-dns.conf
+		check "resolved-link: the NM drop-in: the marker, then the unmanaged line" \
+			"yes [keyfile] unmanaged-devices+=interface-name:pigsty-dns0" \
+			"$(cx head -1 $nmconf | grep -q '^# Written by pigsty-dns' && echo yes || echo no) $(cx grep -v '^#' $nmconf | paste -sd' ' -)"
+		check "resolved-link: NM's merged configuration lists the link unmanaged" 1 \
+			"$(cx NetworkManager --print-config | grep -c '^unmanaged-devices=.*interface-name:pigsty-dns0')"
 	fi
 	survives "after install"
 	route_status_ok "after install" installed
@@ -450,6 +490,7 @@ scenario_resolved() {
 	nm_event "uplink down and up" "nmcli connection down lab-uplink" "nmcli --wait 20 connection up lab-uplink"
 	nm_event "nmcli networking off/on" "nmcli networking off" "sleep 1" "nmcli networking on"
 	route_status_ok "after the NM events" events
+	[ "$KIND" = link ] && veth_stand_in
 	daemon_down 127.0.0.53
 	route_uninstall 203.0.113.99
 	check "resolved's state: no route" none "$(route_kind)"

@@ -174,6 +174,13 @@ fn nm_resolved_link_bookworm() {
         [
             "PASS: route install detected NM's dns=systemd-resolved and picked resolved-link",
             "PASS: resolved-link: the runtime variant (no networkd), its boot unit enabled",
+            "PASS: resolved-link: the NM drop-in: the marker, then the unmanaged line",
+            "PASS: resolved-link: NM's merged configuration lists the link unmanaged",
+            "PASS: veth stand-in: NM takes the veth as unmanaged from its configuration alone",
+            "PASS: veth stand-in: unmanaged after the NM restart",
+            "PASS: veth stand-in: the address survives networking off/on",
+            "PASS: veth stand-in: nmcli networking off/on: getent ahostsv4 meta.pigsty.test [10.10.10.10]",
+            "PASS: veth stand-in: route status: NetworkManager reports the link unmanaged",
             "PASS: after the NM events: route status all ok",
             "PASS: after the NM events: route status: the reverse zone matches the live generation",
             "PASS: after install: a reverse lookup outside the /24 (10.10.11.10) never reaches the daemon",
