@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::adapter::{AdapterName, macos};
+use super::adapter::{AdapterName, link, macos};
 use super::context::Ctx;
 use super::dnsinfo;
 use super::installed::{orphans, params_from};
@@ -218,6 +218,56 @@ fn reverse_item(ctx: &Ctx<'_>, j: &Journal) -> (Item, Option<Live>) {
     }
 }
 
+/// The resolved-link route's NM drop-in in effect: NetworkManager reports the link unmanaged.
+fn nm_unmanaged_item(ctx: &mut Ctx<'_>, dev: &str) -> Item {
+    let argv: Vec<String> = ["nmcli", "-t", "-f", "DEVICE,STATE", "device"]
+        .map(String::from)
+        .to_vec();
+    let out = ctx.runner.run(&argv);
+    if !out.ok() {
+        return item(
+            "NetworkManager",
+            true,
+            format!(
+                "nmcli device: {} (NetworkManager not running?); {} applies when it starts",
+                out.summary(),
+                link::NM_CONF_PATH
+            ),
+            "none",
+        );
+    }
+    let state = out.stdout.lines().find_map(|l| {
+        l.strip_prefix(dev)
+            .and_then(|r| r.strip_prefix(':'))
+            .map(str::to_string)
+    });
+    match state.as_deref() {
+        Some("unmanaged") => item(
+            "NetworkManager",
+            true,
+            format!("link {dev} is unmanaged ({})", link::NM_CONF_PATH),
+            "none",
+        ),
+        Some(s) => item(
+            "NetworkManager",
+            false,
+            format!(
+                "link {dev} is {s} to NetworkManager, not unmanaged: NM may take its address (another conf.d file may set unmanaged-devices= after {})",
+                link::NM_CONF_PATH
+            ),
+            format!(
+                "sudo nmcli general reload conf; NetworkManager --print-config | grep unmanaged-devices must list interface-name:{dev}"
+            ),
+        ),
+        None => item(
+            "NetworkManager",
+            true,
+            format!("NetworkManager lists no device {dev} (the scope item checks the link)"),
+            "none",
+        ),
+    }
+}
+
 pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
     let mut v = Vec::new();
     let detected = plan::choose(&ctx.facts);
@@ -330,6 +380,9 @@ pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
     let (rev, live) = reverse_item(ctx, &j);
     v.push(rev);
     let p = params_from(&j, &ctx.facts);
+    if j.files.iter().any(|f| f.path.ends_with(link::NM_CONF_PATH)) {
+        v.push(nm_unmanaged_item(ctx, &p.link));
+    }
     let a = j.adapter;
     let hint = hints(a, &p.zone);
     v.extend(old_port_item(a, p.server));

@@ -1250,3 +1250,123 @@ fn a_generation_without_ptrs_routes_the_reverse_zone_and_says_its_lookups_were_n
         t.runner.lines()
     );
 }
+
+// ---------------------------------------------------------------- NetworkManager beside resolved-link
+
+const NM_CONF: &str = "/etc/NetworkManager/conf.d/pigsty-dns.conf";
+const NM_DEVICES: &str = "nmcli -t -f DEVICE,STATE device";
+
+fn with_nm() -> T {
+    let mut f = facts("systemd 252 (252.39-1~deb12u2)");
+    f.nm_dns_mode = Some("systemd-resolved".into());
+    let mut t = T::new(f);
+    t.runner = answering(
+        &[(NM_DEVICES, "labv0:connected\npigsty-dns0:unmanaged\n")],
+        LINK_STATUS,
+    );
+    t
+}
+
+#[test]
+fn with_networkmanager_the_link_route_owns_an_unmanaged_devices_drop_in() {
+    let mut t = with_nm();
+    let conf = install_then_uninstall(
+        &mut t,
+        &req(None, Some(Variant::Runtime)),
+        NM_CONF,
+        "resolved-link",
+    );
+    // `+=`: appended to the list other conf.d files set, never replacing it.
+    assert!(
+        conf.ends_with("\n[keyfile]\nunmanaged-devices+=interface-name:pigsty-dns0\n"),
+        "{conf}"
+    );
+    // uninstall reloaded NM's configuration after the drop-in and the link were gone
+    let calls = t.runner.lines();
+    let reload = "nmcli general reload conf".to_string();
+    let del = calls.iter().position(|c| c == "ip link del pigsty-dns0");
+    let after = calls.iter().rposition(|c| *c == reload);
+    assert!(del.is_some() && after > del, "{calls:?}");
+}
+
+#[test]
+fn the_drop_in_is_written_and_reloaded_before_the_link_gets_its_address() {
+    let mut t = with_nm();
+    t.install(&req(None, Some(Variant::Runtime)), false, true)
+        .unwrap();
+    let j = journal::read(&t.jdir()).unwrap().expect("journal");
+    assert!(
+        j.files.iter().any(|f| f.path.ends_with(NM_CONF)),
+        "{:?}",
+        j.files
+    );
+    let calls = t.runner.lines();
+    let pos = |c: &str| {
+        calls
+            .iter()
+            .position(|l| l == c)
+            .unwrap_or_else(|| panic!("{c} not run: {calls:?}"))
+    };
+    assert!(pos("ip link add pigsty-dns0 type dummy") < pos("nmcli general reload conf"));
+    assert!(pos("nmcli general reload conf") < pos("nmcli device set pigsty-dns0 managed no"));
+    assert!(
+        pos("nmcli device set pigsty-dns0 managed no")
+            < pos("ip addr add 198.18.53.53/32 dev pigsty-dns0")
+    );
+    // The boot unit stays free of nmcli: the drop-in is what keeps NM off the re-created link.
+    let unit = t
+        .file("/etc/systemd/system/pigsty-dns-route.service")
+        .unwrap();
+    assert!(!unit.contains("nmcli"), "{unit}");
+}
+
+#[test]
+fn status_checks_that_networkmanager_reports_the_link_unmanaged() {
+    let mut t = with_nm();
+    t.install(&req(None, Some(Variant::Runtime)), false, true)
+        .unwrap();
+    let s = t.status();
+    assert!(
+        s.contains("ok   NetworkManager: link pigsty-dns0 is unmanaged"),
+        "{s}"
+    );
+    // NM took the link (another conf.d file replaced the list, say): status fails and says what to do.
+    t.runner = answering(
+        &[(NM_DEVICES, "pigsty-dns0:connected (externally)\n")],
+        LINK_STATUS,
+    );
+    let s = t.status();
+    assert!(
+        s.contains(
+            "FAIL NetworkManager: link pigsty-dns0 is connected (externally) to NetworkManager, not unmanaged"
+        ) && s.contains("next: sudo nmcli general reload conf"),
+        "{s}"
+    );
+}
+
+#[test]
+fn without_a_journal_uninstall_removes_the_nm_drop_in_by_its_marker() {
+    let mut t = with_nm();
+    t.install(&req(None, Some(Variant::Runtime)), false, true)
+        .unwrap();
+    std::fs::remove_dir_all(t.jdir()).unwrap();
+    t.runner.reset();
+    t.runner.always(
+        "resolvectl --no-pager status",
+        Output::fail(1, "no such link"),
+    );
+    t.runner.fallback = Some(Output::ok_with(""));
+    t.uninstall().unwrap();
+    assert!(t.tree().is_empty(), "left behind: {:?}", t.tree());
+}
+
+#[test]
+fn without_networkmanager_there_is_no_drop_in_and_no_nmcli() {
+    let mut t = T::new(facts("systemd 252 (252.39-1~deb12u2)"));
+    t.install(&req(None, Some(Variant::Runtime)), false, true)
+        .unwrap();
+    assert!(t.file(NM_CONF).is_none(), "{:?}", t.tree());
+    let calls = t.runner.lines();
+    assert!(!calls.iter().any(|c| c.starts_with("nmcli")), "{calls:?}");
+    assert!(!t.status().contains("NetworkManager"));
+}

@@ -38,13 +38,22 @@
 # - The route's ifb link is a "Generic" device to NM, unmanaged (the route also marks it so) through
 #   reload, restart, uplink down/up and networking off/on. A link of a kind NM manages (a veth, tried by
 #   hand) that nobody marked is taken "connected (externally)", and networking off/on removes its address;
-#   marked unmanaged it stays so across an NM restart (1.42).
+#   marked unmanaged it stays so across an NM restart (1.42). `nmcli device set` is runtime state,
+#   though, and the boot unit re-creates the link without nmcli: so with NM running the route owns
+#   conf.d/pigsty-dns.conf, `[keyfile] unmanaged-devices+=interface-name:pigsty-dns0` (`+=` is in
+#   NetworkManager.conf(5) of 1.42 and 1.58). `nmcli general reload conf` applies it at once (seen: a
+#   managed, "disconnected" veth of that name turned "unmanaged"); the lab's veth stand-in for the
+#   link then stays unmanaged with no nmcli call on it, across an NM restart, and keeps its address
+#   through networking off/on. Without the drop-in the same veth is "connected (externally)" and
+#   networking off/on removes its address (seen by hand on 1.42).
+# - The lab's daemon keeps its state in $STATE: `route status` needs --state-dir to compare the routed
+#   reverse zone with the live generation (without it it says it did not, and stays ok).
 #
 # Addresses, all inside the container's own network namespace: the uplink veth labv0 198.18.0.2/24
 # (an NM connection, DNS 198.18.0.1, gateway 198.18.0.1) and its peer labv1 198.18.0.1/24 (in a
 # namespace "labup" inside the container), where the "default upstream" stand-in (dnsmasq: every name
 # -> 203.0.113.99, logs every query) listens; the daemon on 127.0.0.1:5354; the route's own link
-# address (resolved-link) 198.18.53.53/32.
+# address (resolved-link) 198.18.53.53/32 (and the veth stand-in's peer pigsty-dnsp, no address).
 set -uo pipefail
 SUITE=${SUITE:-bookworm}
 NM_DNS=${NM_DNS:-dnsmasq}
@@ -120,8 +129,23 @@ dq() {   # dig NAME at SERVER [PORT] -> "STATUS [first A]"
 	echo "${st:-NOANSWER}${a:+ $a}"
 }
 ge() { cx timeout 20 getent ahostsv4 "$1" | awk '{ print $1; exit }'; }
-# the daemon flushes its counters to status.json at most once a second, and only when they moved
-refused() { sleep 1.5; cx sed -n 's/.*"refused": *\([0-9]*\).*/\1/p' $STATE/status.json | head -1; }
+# The daemon's counters, from a status.json write made after every query sent so far. The daemon
+# rewrites the file at most once a second and only when something changed, so a sleep guesses and
+# waiting for a new "updated" stamp hangs when nothing changed (the point of a leak check): instead a
+# sentinel (opcode STATUS, answered NOTIMP, which no resolver sends) changes the counters, and the file
+# is read once it shows that sentinel. Prints "REFUSED ANSWERED" (ANSWERED: every rcode but NOTIMP).
+counters() {
+	cx sh -c 'f=$1/status.json
+		n() { sed -n "s/.*\"$1\": *\([0-9]*\).*/\1/p" "$f" | head -1; }
+		n0=$(n notimp)
+		timeout 10 dig +time=2 +tries=1 +opcode=status @127.0.0.1 -p "$2" pigsty.test >/dev/null 2>&1
+		i=0; while [ "$(n notimp)" -le "$n0" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+		[ "$(n notimp)" -gt "$n0" ] || { echo "no fresh status.json write within 5 s" >&2; echo "? ?"; exit 1; }
+		echo "$(n refused) $(( $(n noerror) + $(n nxdomain) + $(n refused) + $(n formerr) + $(n servfail) + $(n badvers) + $(n other) ))"
+	' sh $STATE $PORT
+}
+refused() { counters | cut -d' ' -f1; }
+answered() { counters | cut -d' ' -f2; }
 ulines() { cx sh -c 'wc -l </run/lab-upstream.log'; }
 mark() { sleep 0.2; MARK_U=$(ulines); }
 upstream_saw() {  # did the default-upstream stand-in log a query for NAME since the last mark? yes|no
@@ -245,9 +269,13 @@ route_install() {   # route install, verified by the route itself; then the adap
 }
 
 route_status_ok() {   # $1: label
-	local out rc; out=$(cx pigsty-dns route status 2>&1); rc=$?
+	# --state-dir: the lab's daemon keeps its state outside the default dir; without it status cannot
+	# compare the routed reverse zone with the live generation (it says so, and stays ok)
+	local out rc; out=$(cx pigsty-dns route status --state-dir $STATE 2>&1); rc=$?
 	echo "$out" >"$LAB/logs/route-status-$2.log"
 	check "$1: route status all ok (exit 0, no FAIL line)" "0 0" "$rc $(grep -c '^FAIL' <<<"$out")"
+	check "$1: route status: the reverse zone matches the live generation" 1 \
+		"$(grep -c '^ok   reverse zone: routes 10.10.10.in-addr.arpa, the /24 of the live generation' <<<"$out")"
 }
 
 unrelated_stays_out() {   # $1: label. An unrelated name: answered by the upstream, never the daemon.
@@ -265,6 +293,39 @@ zone_answers() {   # $1: label, $2: the resolver's own address (NM's dnsmasq or 
 	check "$1: the zone's names never reached the default upstream" no "$(upstream_saw meta.pigsty.test)"
 }
 
+# the reverse zone (issue 12): the daemon answers PTRs for its /24, 10.10.10.in-addr.arpa
+ptr_getent() { cx timeout 20 getent hosts "$1" | awk '{ print $2; exit }'; }
+ptr_dig() { cx timeout 15 dig +time=3 +tries=1 +short -x "$1" @"$2" 2>&1 | head -1; }
+ptr_resolvectl() {   # the canonical name, or the error text
+	local out; out=$(cx resolvectl --no-pager --cache=no query "$1" 2>&1 | head -1); out=${out#"$1: "}
+	out=${out%% *}; echo "${out#resolve call failed: }"
+}
+arpa() { awk -F. '{ print $4"."$3"."$2"."$1".in-addr.arpa" }' <<<"$1"; }
+OUTSIDE=9
+reverse_answers() {   # $1: label, $2: the resolver's address. Through the route, in and outside the /24.
+	local v=$1 before a
+	mark
+	check "$v: getent hosts 10.10.10.10 -> the canonical name" meta.pigsty.test "$(ptr_getent 10.10.10.10)"
+	if [ "$NM_DNS" = dnsmasq ]; then
+		check "$v: dig -x 10.10.10.10 @$2 -> the canonical name" meta.pigsty.test. "$(ptr_dig 10.10.10.10 "$2")"
+	else
+		check "$v: resolvectl query 10.10.10.10 -> the canonical name" meta.pigsty.test "$(ptr_resolvectl 10.10.10.10)"
+	fi
+	check "$v: the reverse zone's questions never reached the default upstream" no "$(upstream_saw "$(arpa 10.10.10.10)")"
+	# control: a reverse lookup inside the /24 does reach the daemon (a fresh address: resolvers cache)
+	a=10.10.10.$((100 + RANDOM % 150)); before=$(answered); ptr_dig "$a" "$2" >/dev/null
+	check "$v: control: a reverse lookup inside the /24 ($a) reaches the daemon" yes \
+		"$([ "$(answered)" -gt "$before" ] && echo yes || echo no)"
+	# outside the /24: 10.10.11.10 first, then a fresh address each time (the resolvers cache the answer)
+	OUTSIDE=$((OUTSIDE + 1)); a=10.10.11.$OUTSIDE
+	before=$(answered); mark
+	ptr_getent "$a" >/dev/null; ptr_dig "$a" "$2" >/dev/null
+	[ "$NM_DNS" = dnsmasq ] || ptr_resolvectl "$a" >/dev/null
+	check "$v: a reverse lookup outside the /24 ($a) never reaches the daemon (its counters unchanged)" \
+		"$before" "$(answered)"
+	check "$v: ... and goes to the default upstream" yes "$(upstream_saw "$(arpa "$a")")"
+}
+
 daemon_down() {   # $1: the resolver's address. The daemon stopped: zone names fail, go nowhere else.
 	local t0 st name=lab-down-$RANDOM$RANDOM.pigsty.test
 	cx systemctl stop lab-pigsty-dns.service
@@ -280,7 +341,7 @@ daemon_down() {   # $1: the resolver's address. The daemon stopped: zone names f
 	ok "daemon down: dig @$1 (a zone name) gets no address" "$st" test "${st#* }" = "$st"
 	check "daemon down: getent ahostsv4 (a zone name) finds nothing" "" "$(ge "$name")"
 	check "daemon down: nothing reached the default upstream" no "$(upstream_saw "$name")"
-	local out; out=$(cx pigsty-dns route status 2>&1); echo "$out" >"$LAB/logs/route-status-daemon-down.log"
+	local out; out=$(cx pigsty-dns route status --state-dir $STATE 2>&1); echo "$out" >"$LAB/logs/route-status-daemon-down.log"
 	ok "daemon down: route status says so" "$(grep -m1 '^FAIL' <<<"$out" | cut -c1-80)" grep -q '^FAIL daemon' <<<"$out"
 	start_daemon
 	check "daemon started again: getent ahostsv4 meta.pigsty.test" 10.10.10.10 "$(ge meta.pigsty.test)"
@@ -325,11 +386,13 @@ scenario_dnsmasq() {
 	route_install nm-dnsmasq
 	new=$(dnsmasq_pid)
 	ok "the adapter's reload restarted NM's dnsmasq (new pid)" "$old -> $new" test -n "$new" -a "$new" != "$old"
-	check "the drop-in: the marker, then the server line" "yes server=/pigsty.test/127.0.0.1#$PORT" \
+	check "the drop-in: the marker, then the server lines (the zone, its reverse zone)" \
+		"yes server=/pigsty.test/127.0.0.1#$PORT server=/10.10.10.in-addr.arpa/127.0.0.1#$PORT" \
 		"$(cx head -1 $conf | grep -q '^# Written by pigsty-dns' && echo yes || echo no) $(cx grep -v '^#' $conf | paste -sd' ' -)"
 	check "the drop-in: root-owned 0644" "0:0 644" "$(cx stat -c '%u:%g %a' $conf)"
 	zone_answers "through NM's dnsmasq" 127.0.0.1
 	unrelated_stays_out "through NM's dnsmasq"
+	reverse_answers "through NM's dnsmasq" 127.0.0.1
 	route_status_ok "nm-dnsmasq" installed
 	daemon_down 127.0.0.1
 	route_uninstall 203.0.113.99
@@ -350,6 +413,7 @@ survives() {   # $1: label. The route is still in resolved, the zone answers, no
 	check "$1: resolved still has the route ($KIND)" "$ROUTE" "$(the_route)"
 	zone_answers "$1" 127.0.0.53
 	unrelated_stays_out "$1"
+	reverse_answers "$1" 127.0.0.53
 }
 
 nm_event() {   # $1: label, then the commands (;-separated words in one string each)
@@ -362,6 +426,31 @@ nm_event() {   # $1: label, then the commands (;-separated words in one string e
 	[ "$KIND" = link ] && echo "# $label: NM's view of the route's link: $(nm_link)"
 	cx journalctl --no-pager -q -o short-monotonic --after-cursor="$cur" >"$LAB/logs/event-$(tr -c 'a-z0-9\n' - <<<"$label" | head -c 40).journal"
 	survives "$label"
+}
+
+# resolved-link only: the route's link as a veth, a kind NM manages (the ifb the route makes here is a
+# "Generic" device NM leaves alone anyway; with the dummy driver it would be a dummy, which NM takes).
+# A lab-only step: the ifb goes, a veth of the same name comes, and the route's own boot unit puts
+# the address and resolved settings on it -- no nmcli call, so only the drop-in keeps NM off it.
+veth_stand_in() {
+	# install applied the route itself and only enabled the unit: it is inactive; stop it anyway (its
+	# ExecStop deletes the link), and delete the ifb
+	cx systemctl stop pigsty-dns-route.service; cx ip link del pigsty-dns0 2>/dev/null
+	check "veth stand-in: the ifb is gone" none "$(nm_link)"
+	cx ip link add pigsty-dns0 type veth peer name pigsty-dnsp; cx ip link set pigsty-dnsp up
+	cx systemctl start pigsty-dns-route.service  # its "ip link add ... ifb" fails (tolerated): the veth is there
+	sleep 2
+	check "veth stand-in: NM takes the veth as unmanaged from its configuration alone" \
+		"pigsty-dns0:ethernet:unmanaged:" "$(nm_link)"
+	check "veth stand-in: the route's address is on it" 1 "$(cx ip -br addr show pigsty-dns0 | grep -c '198.18.53.53/32')"
+	survives "veth stand-in"
+	nm_event "veth stand-in: systemctl restart NetworkManager" "systemctl restart NetworkManager"
+	check "veth stand-in: unmanaged after the NM restart" "pigsty-dns0:ethernet:unmanaged:" "$(nm_link)"
+	nm_event "veth stand-in: nmcli networking off/on" "nmcli networking off" "sleep 1" "nmcli networking on"
+	check "veth stand-in: the address survives networking off/on" 1 "$(cx ip -br addr show pigsty-dns0 | grep -c '198.18.53.53/32')"
+	route_status_ok "veth stand-in" veth
+	check "veth stand-in: route status: NetworkManager reports the link unmanaged" 1 \
+		"$(grep -c '^ok   NetworkManager: link pigsty-dns0 is unmanaged' "$LAB/logs/route-status-veth.log")"
 }
 
 # 2./3. NM with dns=systemd-resolved and the real resolved of the suite.
@@ -378,15 +467,21 @@ scenario_resolved() {
 	check "control, before the route: the upstream log saw it" yes "$(upstream_saw meta.pigsty.test)"
 	etc_fingerprint >"$LAB/etc-before"; nm_state >"$LAB/nm-before"; resolved_links >"$LAB/resolved-before"
 	if [ "$SYSTEMD" -ge 258 ]; then
-		adapter=resolved-delegate KIND=delegate ROUTE="Delegate pigsty-dns;DNS Servers: 127.0.0.1:$PORT;DNS Domain: ~pigsty.test;Default Route: no"
+		adapter=resolved-delegate KIND=delegate ROUTE="Delegate pigsty-dns;DNS Servers: 127.0.0.1:$PORT;DNS Domain: ~pigsty.test ~10.10.10.in-addr.arpa;Default Route: no"
 	else
-		adapter=resolved-link KIND=link ROUTE="127.0.0.1:$PORT;~pigsty.test;no"
+		adapter=resolved-link KIND=link ROUTE="127.0.0.1:$PORT;~pigsty.test ~10.10.10.in-addr.arpa;no"
 	fi
 	route_install $adapter
 	if [ "$KIND" = link ]; then
 		check "resolved-link: the runtime variant (no networkd), its boot unit enabled" "runtime enabled" \
 			"$(cx sed -n 's/^ *"variant": *"\([^"]*\)".*/\1/p' /var/lib/pigsty-dns-route/journal.json) $(cx systemctl is-enabled pigsty-dns-route.service)"
 		echo "# NM's view of the route's link after install: $(nm_link)"
+		local nmconf=/etc/NetworkManager/conf.d/pigsty-dns.conf
+		check "resolved-link: the NM drop-in: the marker, then the unmanaged line" \
+			"yes [keyfile] unmanaged-devices+=interface-name:pigsty-dns0" \
+			"$(cx head -1 $nmconf | grep -q '^# Written by pigsty-dns' && echo yes || echo no) $(cx grep -v '^#' $nmconf | paste -sd' ' -)"
+		check "resolved-link: NM's merged configuration lists the link unmanaged" 1 \
+			"$(cx NetworkManager --print-config | grep -c '^unmanaged-devices=.*interface-name:pigsty-dns0')"
 	fi
 	survives "after install"
 	route_status_ok "after install" installed
@@ -395,6 +490,7 @@ scenario_resolved() {
 	nm_event "uplink down and up" "nmcli connection down lab-uplink" "nmcli --wait 20 connection up lab-uplink"
 	nm_event "nmcli networking off/on" "nmcli networking off" "sleep 1" "nmcli networking on"
 	route_status_ok "after the NM events" events
+	[ "$KIND" = link ] && veth_stand_in
 	daemon_down 127.0.0.53
 	route_uninstall 203.0.113.99
 	check "resolved's state: no route" none "$(route_kind)"

@@ -131,6 +131,9 @@ fn survives_every_event() -> Vec<String> {
                 format!("PASS: {e}: dig @127.0.0.53 meta.pigsty.test [NOERROR 10.10.10.10]"),
                 format!("PASS: {e}: the zone's names never reached the default upstream [no]"),
                 format!("PASS: {e}: the unrelated name never reached the daemon"),
+                format!("PASS: {e}: getent hosts 10.10.10.10 -> the canonical name [meta.pigsty.test]"),
+                format!("PASS: {e}: resolvectl query 10.10.10.10 -> the canonical name [meta.pigsty.test]"),
+                format!("PASS: {e}: a reverse lookup outside the /24"),
             ]
         })
         .collect()
@@ -146,11 +149,15 @@ fn nm_dnsmasq_bookworm() {
     let specific = [
         "PASS: route install detected NM's dns=dnsmasq and picked nm-dnsmasq",
         "PASS: the adapter's reload restarted NM's dnsmasq (new pid)",
-        "PASS: the drop-in: the marker, then the server line",
+        "PASS: the drop-in: the marker, then the server lines",
         "PASS: through NM's dnsmasq: getent ahostsv4 meta.pigsty.test [10.10.10.10]",
         "PASS: through NM's dnsmasq: dig @127.0.0.1 meta.pigsty.test [NOERROR 10.10.10.10]",
         "PASS: through NM's dnsmasq: the unrelated name never reached the daemon",
         "PASS: nm-dnsmasq: route status all ok",
+        "PASS: through NM's dnsmasq: getent hosts 10.10.10.10 -> the canonical name [meta.pigsty.test]",
+        "PASS: through NM's dnsmasq: dig -x 10.10.10.10 @127.0.0.1 -> the canonical name [meta.pigsty.test.]",
+        "PASS: through NM's dnsmasq: a reverse lookup outside the /24 (10.10.11.10) never reaches the daemon",
+        "PASS: nm-dnsmasq: route status: the reverse zone matches the live generation",
         "NetworkManager 1.42",
     ]
     .map(String::from);
@@ -167,7 +174,16 @@ fn nm_resolved_link_bookworm() {
         [
             "PASS: route install detected NM's dns=systemd-resolved and picked resolved-link",
             "PASS: resolved-link: the runtime variant (no networkd), its boot unit enabled",
+            "PASS: resolved-link: the NM drop-in: the marker, then the unmanaged line",
+            "PASS: resolved-link: NM's merged configuration lists the link unmanaged",
+            "PASS: veth stand-in: NM takes the veth as unmanaged from its configuration alone",
+            "PASS: veth stand-in: unmanaged after the NM restart",
+            "PASS: veth stand-in: the address survives networking off/on",
+            "PASS: veth stand-in: nmcli networking off/on: getent ahostsv4 meta.pigsty.test [10.10.10.10]",
+            "PASS: veth stand-in: route status: NetworkManager reports the link unmanaged",
             "PASS: after the NM events: route status all ok",
+            "PASS: after the NM events: route status: the reverse zone matches the live generation",
+            "PASS: after install: a reverse lookup outside the /24 (10.10.11.10) never reaches the daemon",
             "PASS: resolved's per-link DNS and domains as before the install",
             "NetworkManager 1.42",
         ]
@@ -186,6 +202,8 @@ fn nm_resolved_delegate_sid() {
         [
             "PASS: route install detected NM's dns=systemd-resolved and picked resolved-delegate",
             "PASS: after the NM events: route status all ok",
+            "PASS: after the NM events: route status: the reverse zone matches the live generation",
+            "PASS: after install: a reverse lookup outside the /24 (10.10.11.10) never reaches the daemon",
             "PASS: resolved's per-link DNS and domains as before the install",
         ]
         .map(String::from),

@@ -11,6 +11,13 @@ pub const DEFAULT_LINK: &str = "pigsty-dns0";
 pub const DEFAULT_LINK_ADDRESS: &str = "198.18.53.53/32";
 pub const UNIT_NAME: &str = "pigsty-dns-route.service";
 pub const UNIT_PATH: &str = "/etc/systemd/system/pigsty-dns-route.service";
+/// NetworkManager's drop-in that keeps it off the link for good (the runtime variant, when NM runs):
+/// `nmcli device set LINK managed no` is runtime state NM forgets when it restarts, and NM takes an
+/// unmarked link of a kind it manages (a veth, a dummy) "connected (externally)" — `nmcli networking
+/// off`/`on` then removes its address and with it the route. `+=` appends to the list other files
+/// set (NetworkManager.conf(5), 1.42 and later); a file sorting after it with a plain `=` would
+/// replace the list, which `route status` reports.
+pub const NM_CONF_PATH: &str = "/etc/NetworkManager/conf.d/pigsty-dns.conf";
 /// Where the networkd variant's `.netdev` and `.network` go.
 pub const NETWORK_DIR: &str = "/etc/systemd/network";
 
@@ -145,22 +152,37 @@ fn runtime(p: &Params) -> Render {
         .collect();
     let mut warnings = vec![];
     let mut apply: Vec<Step> = apply;
+    let mut files = vec![(UNIT_PATH.to_string(), wrap(NAME.as_str(), Some(l), &unit))];
+    // NM re-reads conf.d on `reload conf`; the device call marks the link at once (it may not exist
+    // before the link does, so it comes after the link is created).
+    let nm_reload = Step::tolerant(
+        &["nmcli", "general", "reload", "conf"],
+        "NetworkManager re-reads conf.d: the link is unmanaged by its configuration",
+    );
     if p.nm_running {
+        files.push((
+            NM_CONF_PATH.to_string(),
+            wrap(
+                NAME.as_str(),
+                Some(l),
+                &format!("[keyfile]\nunmanaged-devices+=interface-name:{l}\n"),
+            ),
+        ));
+        apply.insert(1, nm_reload.clone());
         apply.insert(
-            1,
+            2,
             Step::tolerant(
                 &["nmcli", "device", "set", l, "managed", "no"],
-                "keep NetworkManager off the link",
+                "keep NetworkManager off the link now",
             ),
         );
-        warnings.push(
-            "NetworkManager runs: the link is marked unmanaged so NM does not reconfigure it"
-                .into(),
-        );
+        warnings.push(format!(
+            "NetworkManager runs: {NM_CONF_PATH} keeps it off the link {l} (also across NM restarts)"
+        ));
     }
     let booted = p.systemd_booted;
     Render {
-        files: vec![(UNIT_PATH.to_string(), wrap(NAME.as_str(), Some(l), &unit))],
+        files,
         apply,
         enable: vec![
             Step::new(
@@ -192,6 +214,10 @@ fn runtime(p: &Params) -> Render {
                 &["ip", "link", "del", l],
                 "remove the link; resolved drops its DNS settings with it",
             ));
+            if p.nm_running {
+                // The drop-in is gone by now: NM forgets it (the link went first, so NM never takes it).
+                v.push(nm_reload);
+            }
             v
         },
         warnings,

@@ -47,6 +47,7 @@ pub fn places(zone: &str) -> (Vec<String>, [&'static str; 2]) {
             nm::PATH.into(),
             global::PATH.into(),
             link::UNIT_PATH.into(),
+            link::NM_CONF_PATH.into(),
             macos::path_for(zone),
         ],
         [link::NETWORK_DIR, macos::DIR],
