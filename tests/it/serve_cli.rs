@@ -824,16 +824,6 @@ const REVERSE_TWO: &str = "all:
     vm_hosts: [ { address: 10.10.10.20, names: [two, one] } ]
 ";
 
-fn ptr_of(m: &Message) -> Vec<String> {
-    m.answers
-        .iter()
-        .filter_map(|r| match &r.data {
-            RData::PTR(p) => Some(p.0.to_ascii()),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn load_shows_ptr_changes_and_history_and_export_the_reverse_zone() {
     let t = tempfile::tempdir().unwrap();

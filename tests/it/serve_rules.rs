@@ -871,16 +871,6 @@ mod reverse {
 
     const APEX: &str = "10.10.10.in-addr.arpa.";
 
-    fn ptr(m: &Message) -> Vec<String> {
-        m.answers
-            .iter()
-            .filter_map(|r| match &r.data {
-                RData::PTR(p) => Some(p.0.to_ascii()),
-                _ => None,
-            })
-            .collect()
-    }
-
     fn assert_reverse_negative(m: &Message, rcode: ResponseCode, serial: u32) {
         assert_negative(m, rcode, serial);
         assert_eq!(m.authorities[0].name.to_ascii().to_ascii_lowercase(), APEX);
@@ -900,12 +890,12 @@ mod reverse {
             let m = ask(query(1, "10.10.10.10.in-addr.arpa.", RecordType::PTR)).await;
             assert_eq!(m.metadata.response_code, ResponseCode::NoError);
             assert!(m.metadata.authoritative && !m.metadata.recursion_available);
-            assert_eq!(ptr(&m), ["meta.pigsty.test."]);
+            assert_eq!(ptr_of(&m), ["meta.pigsty.test."]);
             assert_eq!(m.answers[0].ttl, TTL);
             let m = ask(query(2, "11.10.10.10.in-addr.arpa.", RecordType::PTR)).await;
-            assert_eq!(ptr(&m), ["b.pigsty.test."], "first served vm_hosts name");
+            assert_eq!(ptr_of(&m), ["b.pigsty.test."], "first served vm_hosts name");
             let m = ask(query(3, "11.10.10.10.in-addr.arpa.", RecordType::ANY)).await;
-            assert_eq!(ptr(&m), ["b.pigsty.test."], "ANY: the PTR RRset only");
+            assert_eq!(ptr_of(&m), ["b.pigsty.test."], "ANY: the PTR RRset only");
 
             for nx in [
                 "12.10.10.10.in-addr.arpa.",
@@ -977,7 +967,7 @@ mod reverse {
         assert_eq!(&reply[12..12 + qlen], &bytes[12..12 + qlen]);
         let m = Message::from_vec(&reply).unwrap();
         assert!(!m.metadata.truncation);
-        assert_eq!(ptr(&m), ["meta.pigsty.test."]);
+        assert_eq!(ptr_of(&m), ["meta.pigsty.test."]);
         let e = m.edns.as_ref().unwrap();
         assert_eq!(e.max_payload(), 1232);
         let mut v1 = with_edns(query(3, APEX, RecordType::SOA), 1232, false);
@@ -1007,7 +997,7 @@ mod reverse {
                 )
                 .await;
                 if m.metadata.response_code == ResponseCode::NoError {
-                    assert_eq!(ptr(&m), ["meta.pigsty.test."]);
+                    assert_eq!(ptr_of(&m), ["meta.pigsty.test."]);
                     assert_eq!(seen_new, 0, "answers never switch back");
                 } else {
                     assert_reverse_negative(&m, ResponseCode::NXDomain, 2);
@@ -1027,7 +1017,7 @@ mod reverse {
             &query(1, "20.10.10.10.in-addr.arpa.", RecordType::PTR),
         )
         .await;
-        assert_eq!(ptr(&m), ["meta.pigsty.test."]);
+        assert_eq!(ptr_of(&m), ["meta.pigsty.test."]);
         let m = udp(addr, &query(2, "meta.pigsty.test.", RecordType::A)).await;
         assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 20)]);
         srv.stop().await;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use hickory_proto::op::{Edns, Message, Query};
-use hickory_proto::rr::{Name, RecordType};
+use hickory_proto::rr::{Name, RData, RecordType};
 use pigsty_dns::server::{self, Counters, ServerConfig};
 use pigsty_dns::zone_view::ZoneView;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -185,4 +185,15 @@ pub async fn closed_within(s: &mut TcpStream, wait: Duration) -> bool {
             Ok(Ok(_)) => continue,
         }
     }
+}
+
+/// The PTR targets of the answer section, in order.
+pub fn ptr_of(m: &Message) -> Vec<String> {
+    m.answers
+        .iter()
+        .filter_map(|r| match &r.data {
+            RData::PTR(p) => Some(p.0.to_ascii()),
+            _ => None,
+        })
+        .collect()
 }
