@@ -7,7 +7,6 @@ use crate::util::*;
 use hickory_proto::op::{Message, MessageType, OpCode, ResponseCode};
 use hickory_proto::rr::rdata::opt::EdnsOption;
 use hickory_proto::rr::{DNSClass, RData, RecordType};
-use pigsty_dns::answer::Limits;
 use pigsty_dns::server::ServerConfig;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -182,13 +181,7 @@ async fn edns_echo_badvers_unknown_option_and_do() {
 
 #[tokio::test]
 async fn truncated_over_udp_then_complete_over_tcp() {
-    let cfg = ServerConfig {
-        limits: Limits {
-            udp_cap: Some(60),
-            ..Limits::default()
-        },
-        ..test_config()
-    };
+    let cfg = udp_capped(60);
     let srv = start(cfg);
     let q = with_edns(query(7, "meta.pigsty.test.", RecordType::A), 1232, false);
     let bytes = udp_raw(srv.addr, &q.to_vec().unwrap()).await.unwrap();
@@ -943,13 +936,7 @@ mod reverse {
 
     #[tokio::test]
     async fn edns_truncation_and_0x20_as_in_the_forward_zone() {
-        let cfg = ServerConfig {
-            limits: Limits {
-                udp_cap: Some(60),
-                ..Limits::default()
-            },
-            ..test_config()
-        };
+        let cfg = udp_capped(60);
         let srv = start_with(cfg, view_from(YAML, 4));
         let name = "10.10.10.10.In-AdDr.ArPa.";
         let q = with_edns(query(0x2020, name, RecordType::PTR), 1232, true);

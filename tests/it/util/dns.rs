@@ -46,6 +46,17 @@ pub fn test_config() -> ServerConfig {
     }
 }
 
+/// [`test_config`] with answers over UDP capped at `cap` bytes.
+pub fn udp_capped(cap: usize) -> ServerConfig {
+    ServerConfig {
+        limits: pigsty_dns::answer::Limits {
+            udp_cap: Some(cap),
+            ..pigsty_dns::answer::Limits::default()
+        },
+        ..test_config()
+    }
+}
+
 pub struct Running {
     pub addr: SocketAddr,
     pub zone: Arc<ArcSwap<ZoneView>>,
