@@ -23,6 +23,26 @@ fn history(state: &Path) -> serde_json::Value {
     serde_json::from_str(&r.stdout).unwrap()
 }
 
+/// The reason `history` gives for the newest generation file.
+fn newest_reason(state: &Path) -> String {
+    history(state)["generations"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Loads new records (`c.yml` in `dir`) into a state dir of serials 1 and 2 whose newest file is bad:
+/// the new generation still gets serial 3, higher than any file present.
+fn load_is_serial_3(state: &Path, dir: &Path) {
+    let c = write(
+        dir,
+        "c.yml",
+        "all:\n  hosts: {10.10.10.14: {nodename: meta}}\n",
+    );
+    let r = load(state, &c, &[]);
+    assert!(r.stdout.contains("stored serial 3"), "{}", r.stdout);
+}
+
 #[test]
 fn load_stores_private_files_and_same_records_are_a_no_op() {
     let t = tempfile::tempdir().unwrap();
@@ -222,33 +242,14 @@ fn a_tampered_generation_is_never_the_newest_good() {
     fs::write(&newest, text).unwrap();
     assert_eq!(history(&state)["generations"][0]["status"], "good");
     fs::set_permissions(&newest, fs::Permissions::from_mode(0o644)).unwrap();
-    assert!(
-        history(&state)["generations"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("mode 644")
-    );
+    assert!(newest_reason(&state).contains("mode 644"));
     fs::set_permissions(&newest, fs::Permissions::from_mode(0o600)).unwrap();
     let moved = t.path().join("elsewhere.json");
     fs::rename(&newest, &moved).unwrap();
     std::os::unix::fs::symlink(&moved, &newest).unwrap();
-    assert!(
-        history(&state)["generations"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("symlink")
-    );
+    assert!(newest_reason(&state).contains("symlink"));
     // A new load after a bad newest file still gets a higher serial than any file present.
-    let r = load(
-        &state,
-        &write(
-            t.path(),
-            "c.yml",
-            "all:\n  hosts: {10.10.10.14: {nodename: meta}}\n",
-        ),
-        &[],
-    );
-    assert!(r.stdout.contains("stored serial 3"), "{}", r.stdout);
+    load_is_serial_3(&state, t.path());
     // Temp files of a crashed writer are never read as generations and are cleaned by the next writer.
     fs::write(state.join("generations/.tmp-99-1"), "junk").unwrap();
     assert_eq!(history(&state)["generations"].as_array().unwrap().len(), 3);
@@ -711,31 +712,12 @@ fn a_changed_format_2_file_is_refused_with_the_same_reasons() {
     fs::write(&newest, &good).unwrap();
     assert_eq!(history(&state)["generations"][0]["status"], "good");
     fs::set_permissions(&newest, fs::Permissions::from_mode(0o640)).unwrap();
-    assert!(
-        history(&state)["generations"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("mode 640")
-    );
+    assert!(newest_reason(&state).contains("mode 640"));
     fs::set_permissions(&newest, fs::Permissions::from_mode(0o600)).unwrap();
     let big = fs::OpenOptions::new().write(true).open(&newest).unwrap();
     big.set_len(pigsty_dns::store::MAX_GENERATION_BYTES + 1)
         .unwrap();
-    assert!(
-        history(&state)["generations"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("byte limit")
-    );
+    assert!(newest_reason(&state).contains("byte limit"));
     // load refuses a state dir whose newest file is bad only by skipping it: the next serial is still 3.
-    let r = load(
-        &state,
-        &write(
-            t.path(),
-            "c.yml",
-            "all:\n  hosts: {10.10.10.14: {nodename: meta}}\n",
-        ),
-        &[],
-    );
-    assert!(r.stdout.contains("stored serial 3"), "{}", r.stdout);
+    load_is_serial_3(&state, t.path());
 }
