@@ -102,19 +102,6 @@ fn rand_id() -> u16 {
         % 65_536) as u16
 }
 
-fn a_of(m: &Message) -> Vec<Ipv4Addr> {
-    m.answers
-        .iter()
-        .filter_map(|r| {
-            if let RData::A(a) = &r.data {
-                Some(a.0)
-            } else {
-                None
-            }
-        })
-        .collect()
-}
-
 fn soa_serial(addr: SocketAddr) -> u32 {
     let m = ask(addr, "pigsty.test.", RecordType::SOA).expect("SOA answer");
     m.answers

@@ -11,16 +11,6 @@ use pigsty_dns::server::ServerConfig;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
-fn a(m: &Message) -> Vec<Ipv4Addr> {
-    m.answers
-        .iter()
-        .filter_map(|r| match &r.data {
-            RData::A(a) => Some(a.0),
-            _ => None,
-        })
-        .collect()
-}
-
 fn assert_negative(m: &Message, rcode: ResponseCode, serial: u32) {
     assert_eq!(m.metadata.response_code, rcode, "{m}");
     assert!(m.metadata.authoritative);
@@ -52,7 +42,7 @@ async fn answers_every_rule_over_udp_and_tcp() {
                 && m.metadata.recursion_desired
                 && !m.metadata.recursion_available
         );
-        assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+        assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
         assert_eq!(m.answers[0].ttl, TTL);
 
         let m = ask(query(2, "nope.pigsty.test.", RecordType::A)).await;
@@ -73,7 +63,7 @@ async fn answers_every_rule_over_udp_and_tcp() {
         };
         assert_eq!(ns.0.to_ascii(), "localhost.");
         let m = ask(query(7, "meta.pigsty.test.", RecordType::ANY)).await;
-        assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+        assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
 
         for m in [
             query(8, "example.com.", RecordType::A),
@@ -123,7 +113,7 @@ async fn mixed_case_is_echoed_byte_for_byte() {
     ] {
         assert_eq!(&reply[12..12 + qlen], &q[12..], "question echoed as sent");
         let m = Message::from_vec(&reply).unwrap();
-        assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+        assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
     }
     srv.stop().await;
 }
@@ -139,7 +129,7 @@ async fn edns_echo_badvers_unknown_option_and_do() {
         .insert(EdnsOption::Unknown(65_001, vec![9; 8]));
     q.edns.as_mut().unwrap().flags_mut().z = 0x0100;
     let m = udp(srv.addr, &q).await;
-    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
     let e = m.edns.as_ref().expect("OPT echoed");
     assert_eq!(
         (
@@ -198,7 +188,7 @@ async fn truncated_over_udp_then_complete_over_tcp() {
 
     let m = tcp(srv.addr, &q).await;
     assert!(!m.metadata.truncation);
-    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
     assert_eq!(srv.counters.snapshot().truncated, 1);
     srv.stop().await;
 }
@@ -251,7 +241,7 @@ async fn tcp_pipelining_and_split_writes() {
     }
     let m = Message::from_vec(&read_frame(&mut s).await.unwrap()).unwrap();
     assert_eq!(m.metadata.id, 200);
-    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 11)]);
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 11)]);
 
     // A zero-length message closes the connection.
     s.write_all(&[0, 0]).await.unwrap();
@@ -510,9 +500,9 @@ async fn garbage_gets_formerr_or_nothing_and_the_server_survives() {
         }
     }
     let m = udp(srv.addr, &query(1, "meta.pigsty.test.", RecordType::A)).await;
-    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
     let m = tcp(srv.addr, &query(2, "meta.pigsty.test.", RecordType::A)).await;
-    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
     srv.stop().await;
 }
 
@@ -526,7 +516,7 @@ async fn hot_swap_switches_answers_without_mixing() {
         // Bounded: the swap happens 30 ms in; each query takes well under a millisecond.
         for i in 0..20_000u32 {
             let m = udp(addr, &query(i as u16, "meta.pigsty.test.", RecordType::A)).await;
-            let got = a(&m);
+            let got = a_of(&m);
             // One generation per query: either the old address or the new one, never nothing.
             assert!(
                 got == vec![Ipv4Addr::new(10, 10, 10, 10)]
@@ -559,7 +549,7 @@ async fn hot_swap_switches_answers_without_mixing() {
     };
     assert_eq!(soa.serial, 2);
     assert_eq!(
-        a(&udp(addr, &query(2, "new.pigsty.test.", RecordType::A)).await),
+        a_of(&udp(addr, &query(2, "new.pigsty.test.", RecordType::A)).await),
         vec![Ipv4Addr::new(10, 10, 10, 21)]
     );
     assert_negative(
@@ -1006,7 +996,7 @@ mod reverse {
         .await;
         assert_eq!(ptr_of(&m), ["meta.pigsty.test."]);
         let m = udp(addr, &query(2, "meta.pigsty.test.", RecordType::A)).await;
-        assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 20)]);
+        assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 20)]);
         srv.stop().await;
     }
 }

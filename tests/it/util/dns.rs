@@ -208,3 +208,14 @@ pub fn ptr_of(m: &Message) -> Vec<String> {
         })
         .collect()
 }
+
+/// The A addresses of the answer section, in order.
+pub fn a_of(m: &Message) -> Vec<std::net::Ipv4Addr> {
+    m.answers
+        .iter()
+        .filter_map(|r| match &r.data {
+            RData::A(a) => Some(a.0),
+            _ => None,
+        })
+        .collect()
+}
