@@ -102,19 +102,6 @@ fn rand_id() -> u16 {
         % 65_536) as u16
 }
 
-fn a_of(m: &Message) -> Vec<Ipv4Addr> {
-    m.answers
-        .iter()
-        .filter_map(|r| {
-            if let RData::A(a) = &r.data {
-                Some(a.0)
-            } else {
-                None
-            }
-        })
-        .collect()
-}
-
 fn soa_serial(addr: SocketAddr) -> u32 {
     let m = ask(addr, "pigsty.test.", RecordType::SOA).expect("SOA answer");
     m.answers
@@ -823,16 +810,6 @@ const REVERSE_TWO: &str = "all:
   vars:
     vm_hosts: [ { address: 10.10.10.20, names: [two, one] } ]
 ";
-
-fn ptr_of(m: &Message) -> Vec<String> {
-    m.answers
-        .iter()
-        .filter_map(|r| match &r.data {
-            RData::PTR(p) => Some(p.0.to_ascii()),
-            _ => None,
-        })
-        .collect()
-}
 
 #[test]
 fn load_shows_ptr_changes_and_history_and_export_the_reverse_zone() {

@@ -7,20 +7,9 @@ use crate::util::*;
 use hickory_proto::op::{Message, MessageType, OpCode, ResponseCode};
 use hickory_proto::rr::rdata::opt::EdnsOption;
 use hickory_proto::rr::{DNSClass, RData, RecordType};
-use pigsty_dns::answer::Limits;
 use pigsty_dns::server::ServerConfig;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-
-fn a(m: &Message) -> Vec<Ipv4Addr> {
-    m.answers
-        .iter()
-        .filter_map(|r| match &r.data {
-            RData::A(a) => Some(a.0),
-            _ => None,
-        })
-        .collect()
-}
 
 fn assert_negative(m: &Message, rcode: ResponseCode, serial: u32) {
     assert_eq!(m.metadata.response_code, rcode, "{m}");
@@ -53,7 +42,7 @@ async fn answers_every_rule_over_udp_and_tcp() {
                 && m.metadata.recursion_desired
                 && !m.metadata.recursion_available
         );
-        assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+        assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
         assert_eq!(m.answers[0].ttl, TTL);
 
         let m = ask(query(2, "nope.pigsty.test.", RecordType::A)).await;
@@ -74,7 +63,7 @@ async fn answers_every_rule_over_udp_and_tcp() {
         };
         assert_eq!(ns.0.to_ascii(), "localhost.");
         let m = ask(query(7, "meta.pigsty.test.", RecordType::ANY)).await;
-        assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+        assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
 
         for m in [
             query(8, "example.com.", RecordType::A),
@@ -124,7 +113,7 @@ async fn mixed_case_is_echoed_byte_for_byte() {
     ] {
         assert_eq!(&reply[12..12 + qlen], &q[12..], "question echoed as sent");
         let m = Message::from_vec(&reply).unwrap();
-        assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+        assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
     }
     srv.stop().await;
 }
@@ -140,7 +129,7 @@ async fn edns_echo_badvers_unknown_option_and_do() {
         .insert(EdnsOption::Unknown(65_001, vec![9; 8]));
     q.edns.as_mut().unwrap().flags_mut().z = 0x0100;
     let m = udp(srv.addr, &q).await;
-    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
     let e = m.edns.as_ref().expect("OPT echoed");
     assert_eq!(
         (
@@ -182,13 +171,7 @@ async fn edns_echo_badvers_unknown_option_and_do() {
 
 #[tokio::test]
 async fn truncated_over_udp_then_complete_over_tcp() {
-    let cfg = ServerConfig {
-        limits: Limits {
-            udp_cap: Some(60),
-            ..Limits::default()
-        },
-        ..test_config()
-    };
+    let cfg = udp_capped(60);
     let srv = start(cfg);
     let q = with_edns(query(7, "meta.pigsty.test.", RecordType::A), 1232, false);
     let bytes = udp_raw(srv.addr, &q.to_vec().unwrap()).await.unwrap();
@@ -205,7 +188,7 @@ async fn truncated_over_udp_then_complete_over_tcp() {
 
     let m = tcp(srv.addr, &q).await;
     assert!(!m.metadata.truncation);
-    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
     assert_eq!(srv.counters.snapshot().truncated, 1);
     srv.stop().await;
 }
@@ -258,7 +241,7 @@ async fn tcp_pipelining_and_split_writes() {
     }
     let m = Message::from_vec(&read_frame(&mut s).await.unwrap()).unwrap();
     assert_eq!(m.metadata.id, 200);
-    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 11)]);
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 11)]);
 
     // A zero-length message closes the connection.
     s.write_all(&[0, 0]).await.unwrap();
@@ -517,9 +500,9 @@ async fn garbage_gets_formerr_or_nothing_and_the_server_survives() {
         }
     }
     let m = udp(srv.addr, &query(1, "meta.pigsty.test.", RecordType::A)).await;
-    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
     let m = tcp(srv.addr, &query(2, "meta.pigsty.test.", RecordType::A)).await;
-    assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
     srv.stop().await;
 }
 
@@ -533,7 +516,7 @@ async fn hot_swap_switches_answers_without_mixing() {
         // Bounded: the swap happens 30 ms in; each query takes well under a millisecond.
         for i in 0..20_000u32 {
             let m = udp(addr, &query(i as u16, "meta.pigsty.test.", RecordType::A)).await;
-            let got = a(&m);
+            let got = a_of(&m);
             // One generation per query: either the old address or the new one, never nothing.
             assert!(
                 got == vec![Ipv4Addr::new(10, 10, 10, 10)]
@@ -566,7 +549,7 @@ async fn hot_swap_switches_answers_without_mixing() {
     };
     assert_eq!(soa.serial, 2);
     assert_eq!(
-        a(&udp(addr, &query(2, "new.pigsty.test.", RecordType::A)).await),
+        a_of(&udp(addr, &query(2, "new.pigsty.test.", RecordType::A)).await),
         vec![Ipv4Addr::new(10, 10, 10, 21)]
     );
     assert_negative(
@@ -871,16 +854,6 @@ mod reverse {
 
     const APEX: &str = "10.10.10.in-addr.arpa.";
 
-    fn ptr(m: &Message) -> Vec<String> {
-        m.answers
-            .iter()
-            .filter_map(|r| match &r.data {
-                RData::PTR(p) => Some(p.0.to_ascii()),
-                _ => None,
-            })
-            .collect()
-    }
-
     fn assert_reverse_negative(m: &Message, rcode: ResponseCode, serial: u32) {
         assert_negative(m, rcode, serial);
         assert_eq!(m.authorities[0].name.to_ascii().to_ascii_lowercase(), APEX);
@@ -900,12 +873,12 @@ mod reverse {
             let m = ask(query(1, "10.10.10.10.in-addr.arpa.", RecordType::PTR)).await;
             assert_eq!(m.metadata.response_code, ResponseCode::NoError);
             assert!(m.metadata.authoritative && !m.metadata.recursion_available);
-            assert_eq!(ptr(&m), ["meta.pigsty.test."]);
+            assert_eq!(ptr_of(&m), ["meta.pigsty.test."]);
             assert_eq!(m.answers[0].ttl, TTL);
             let m = ask(query(2, "11.10.10.10.in-addr.arpa.", RecordType::PTR)).await;
-            assert_eq!(ptr(&m), ["b.pigsty.test."], "first served vm_hosts name");
+            assert_eq!(ptr_of(&m), ["b.pigsty.test."], "first served vm_hosts name");
             let m = ask(query(3, "11.10.10.10.in-addr.arpa.", RecordType::ANY)).await;
-            assert_eq!(ptr(&m), ["b.pigsty.test."], "ANY: the PTR RRset only");
+            assert_eq!(ptr_of(&m), ["b.pigsty.test."], "ANY: the PTR RRset only");
 
             for nx in [
                 "12.10.10.10.in-addr.arpa.",
@@ -953,13 +926,7 @@ mod reverse {
 
     #[tokio::test]
     async fn edns_truncation_and_0x20_as_in_the_forward_zone() {
-        let cfg = ServerConfig {
-            limits: Limits {
-                udp_cap: Some(60),
-                ..Limits::default()
-            },
-            ..test_config()
-        };
+        let cfg = udp_capped(60);
         let srv = start_with(cfg, view_from(YAML, 4));
         let name = "10.10.10.10.In-AdDr.ArPa.";
         let q = with_edns(query(0x2020, name, RecordType::PTR), 1232, true);
@@ -977,7 +944,7 @@ mod reverse {
         assert_eq!(&reply[12..12 + qlen], &bytes[12..12 + qlen]);
         let m = Message::from_vec(&reply).unwrap();
         assert!(!m.metadata.truncation);
-        assert_eq!(ptr(&m), ["meta.pigsty.test."]);
+        assert_eq!(ptr_of(&m), ["meta.pigsty.test."]);
         let e = m.edns.as_ref().unwrap();
         assert_eq!(e.max_payload(), 1232);
         let mut v1 = with_edns(query(3, APEX, RecordType::SOA), 1232, false);
@@ -1007,7 +974,7 @@ mod reverse {
                 )
                 .await;
                 if m.metadata.response_code == ResponseCode::NoError {
-                    assert_eq!(ptr(&m), ["meta.pigsty.test."]);
+                    assert_eq!(ptr_of(&m), ["meta.pigsty.test."]);
                     assert_eq!(seen_new, 0, "answers never switch back");
                 } else {
                     assert_reverse_negative(&m, ResponseCode::NXDomain, 2);
@@ -1027,9 +994,9 @@ mod reverse {
             &query(1, "20.10.10.10.in-addr.arpa.", RecordType::PTR),
         )
         .await;
-        assert_eq!(ptr(&m), ["meta.pigsty.test."]);
+        assert_eq!(ptr_of(&m), ["meta.pigsty.test."]);
         let m = udp(addr, &query(2, "meta.pigsty.test.", RecordType::A)).await;
-        assert_eq!(a(&m), vec![Ipv4Addr::new(10, 10, 10, 20)]);
+        assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 20)]);
         srv.stop().await;
     }
 }

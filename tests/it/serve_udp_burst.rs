@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use crate::util::*;
 use hickory_proto::op::{Message, ResponseCode};
 use hickory_proto::rr::{RData, RecordType};
-use pigsty_dns::answer::Limits;
 use pigsty_dns::server::ServerConfig;
 
 const SOCKETS: usize = 6;
@@ -203,13 +202,7 @@ async fn a_burst_from_several_sockets_is_answered_query_by_query_to_each_source(
 async fn a_burst_under_a_small_udp_limit_truncates_only_the_answers_over_it() {
     // 60 bytes: an A answer without OPT fits, one with OPT or an NXDOMAIN with its SOA does not, so
     // every batch mixes truncated and complete answers.
-    let cfg = ServerConfig {
-        limits: Limits {
-            udp_cap: Some(60),
-            ..Limits::default()
-        },
-        ..test_config()
-    };
+    let cfg = udp_capped(60);
     let got = burst(cfg).await;
     assert!(
         got.truncated > 0 && got.truncated < got.noerror + got.nxdomain,

@@ -23,6 +23,26 @@ fn history(state: &Path) -> serde_json::Value {
     serde_json::from_str(&r.stdout).unwrap()
 }
 
+/// The reason `history` gives for the newest generation file.
+fn newest_reason(state: &Path) -> String {
+    history(state)["generations"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Loads new records (`c.yml` in `dir`) into a state dir of serials 1 and 2 whose newest file is bad:
+/// the new generation still gets serial 3, higher than any file present.
+fn load_is_serial_3(state: &Path, dir: &Path) {
+    let c = write(
+        dir,
+        "c.yml",
+        "all:\n  hosts: {10.10.10.14: {nodename: meta}}\n",
+    );
+    let r = load(state, &c, &[]);
+    assert!(r.stdout.contains("stored serial 3"), "{}", r.stdout);
+}
+
 #[test]
 fn load_stores_private_files_and_same_records_are_a_no_op() {
     let t = tempfile::tempdir().unwrap();
@@ -222,33 +242,14 @@ fn a_tampered_generation_is_never_the_newest_good() {
     fs::write(&newest, text).unwrap();
     assert_eq!(history(&state)["generations"][0]["status"], "good");
     fs::set_permissions(&newest, fs::Permissions::from_mode(0o644)).unwrap();
-    assert!(
-        history(&state)["generations"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("mode 644")
-    );
+    assert!(newest_reason(&state).contains("mode 644"));
     fs::set_permissions(&newest, fs::Permissions::from_mode(0o600)).unwrap();
     let moved = t.path().join("elsewhere.json");
     fs::rename(&newest, &moved).unwrap();
     std::os::unix::fs::symlink(&moved, &newest).unwrap();
-    assert!(
-        history(&state)["generations"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("symlink")
-    );
+    assert!(newest_reason(&state).contains("symlink"));
     // A new load after a bad newest file still gets a higher serial than any file present.
-    let r = load(
-        &state,
-        &write(
-            t.path(),
-            "c.yml",
-            "all:\n  hosts: {10.10.10.14: {nodename: meta}}\n",
-        ),
-        &[],
-    );
-    assert!(r.stdout.contains("stored serial 3"), "{}", r.stdout);
+    load_is_serial_3(&state, t.path());
     // Temp files of a crashed writer are never read as generations and are cleaned by the next writer.
     fs::write(state.join("generations/.tmp-99-1"), "junk").unwrap();
     assert_eq!(history(&state)["generations"].as_array().unwrap().len(), 3);
@@ -558,9 +559,9 @@ fn serve(state: &Path) -> Serving {
 }
 
 /// The A addresses the server answers for `name`, over UDP with hickory's codec.
-fn a_of(addr: std::net::SocketAddr, name: &str) -> Vec<std::net::Ipv4Addr> {
+fn served_a(addr: std::net::SocketAddr, name: &str) -> Vec<std::net::Ipv4Addr> {
     use hickory_proto::op::{Message, Query};
-    use hickory_proto::rr::{Name, RData, RecordType};
+    use hickory_proto::rr::{Name, RecordType};
     let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_read_timeout(Some(std::time::Duration::from_secs(2)))
         .unwrap();
@@ -570,14 +571,7 @@ fn a_of(addr: std::net::SocketAddr, name: &str) -> Vec<std::net::Ipv4Addr> {
     sock.send_to(&q.to_vec().unwrap(), addr).unwrap();
     let mut buf = [0u8; 4096];
     let (n, _) = sock.recv_from(&mut buf).expect("an answer");
-    let m = Message::from_vec(&buf[..n]).unwrap();
-    m.answers
-        .iter()
-        .filter_map(|r| match &r.data {
-            RData::A(a) => Some(a.0),
-            _ => None,
-        })
-        .collect()
+    a_of(&Message::from_vec(&buf[..n]).unwrap())
 }
 
 #[test]
@@ -590,7 +584,7 @@ fn a_format_1_generation_is_listed_served_and_restored_by_rollback() {
     assert_eq!(h["generations"][0]["served"], 1);
     let s = serve(&state);
     assert_eq!(
-        a_of(s.addr, "meta.pigsty.test."),
+        served_a(s.addr, "meta.pigsty.test."),
         vec![std::net::Ipv4Addr::new(10, 10, 10, 10)]
     );
     // A new load is written in format 2 beside it, and is live.
@@ -609,7 +603,7 @@ fn a_format_1_generation_is_listed_served_and_restored_by_rollback() {
             .starts_with("{\n  \"format\": 2,")
     );
     assert_eq!(
-        a_of(s.addr, "meta.pigsty.test."),
+        served_a(s.addr, "meta.pigsty.test."),
         vec![std::net::Ipv4Addr::new(10, 10, 10, 12)]
     );
     // Rolling back to the format-1 serial re-seals its records (and PTRs) as serial 3, live.
@@ -622,7 +616,7 @@ fn a_format_1_generation_is_listed_served_and_restored_by_rollback() {
         h["generations"][2]["record_digest"]
     );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while a_of(s.addr, "meta.pigsty.test.") != vec![std::net::Ipv4Addr::new(10, 10, 10, 10)] {
+    while served_a(s.addr, "meta.pigsty.test.") != vec![std::net::Ipv4Addr::new(10, 10, 10, 10)] {
         assert!(std::time::Instant::now() < deadline, "serial 3 never live");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -711,31 +705,12 @@ fn a_changed_format_2_file_is_refused_with_the_same_reasons() {
     fs::write(&newest, &good).unwrap();
     assert_eq!(history(&state)["generations"][0]["status"], "good");
     fs::set_permissions(&newest, fs::Permissions::from_mode(0o640)).unwrap();
-    assert!(
-        history(&state)["generations"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("mode 640")
-    );
+    assert!(newest_reason(&state).contains("mode 640"));
     fs::set_permissions(&newest, fs::Permissions::from_mode(0o600)).unwrap();
     let big = fs::OpenOptions::new().write(true).open(&newest).unwrap();
     big.set_len(pigsty_dns::store::MAX_GENERATION_BYTES + 1)
         .unwrap();
-    assert!(
-        history(&state)["generations"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("byte limit")
-    );
+    assert!(newest_reason(&state).contains("byte limit"));
     // load refuses a state dir whose newest file is bad only by skipping it: the next serial is still 3.
-    let r = load(
-        &state,
-        &write(
-            t.path(),
-            "c.yml",
-            "all:\n  hosts: {10.10.10.14: {nodename: meta}}\n",
-        ),
-        &[],
-    );
-    assert!(r.stdout.contains("stored serial 3"), "{}", r.stdout);
+    load_is_serial_3(&state, t.path());
 }

@@ -326,31 +326,22 @@ fn transfers_logged(log: &str, peer: &str) -> (usize, usize) {
     (full, incremental)
 }
 
-#[test]
-fn knot_nsd_and_bind_follow_every_swap() {
-    if !crate::util::e2e() {
-        eprintln!(
-            "skipped: set PIGSTY_DNS_E2E=1 (needs knot, nsd and bind9: bash tests/install-peers.sh)"
-        );
-        return;
-    }
-    let started = Instant::now();
-    let (knotd, nsd, named) = (
-        find_program("knotd"),
-        find_program("nsd"),
-        find_program("named"),
-    );
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
+/// A state dir holding generation 1 of [`yaml`] and its two zones exported as files.
+fn first_generation(
+    dir: &Path,
+) -> (
+    std::path::PathBuf,
+    std::path::PathBuf,
+    (std::path::PathBuf, std::path::PathBuf),
+) {
     let state = dir.join("state");
     std::fs::create_dir(&state).unwrap();
     std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     let records = crate::util::write(dir, "host-names.yml", &yaml(1));
     let r = crate::util::load(&state, &records, &[]);
     assert_eq!(r.code, 0, "load: {}{}", r.stdout, r.stderr);
-
-    // The refused secondary starts from the exported zone of serial 1.
-    let export = |zone_of: &str, file: &Path| {
+    let files = (dir.join("fwd-1.zone"), dir.join("rev-1.zone"));
+    for (zone_of, file) in [("forward", &files.0), ("reverse", &files.1)] {
         let r = crate::util::run(&[
             "export",
             "--format",
@@ -363,47 +354,89 @@ fn knot_nsd_and_bind_follow_every_swap() {
             file.to_str().unwrap(),
         ]);
         assert_eq!(r.code, 0, "export: {}{}", r.stdout, r.stderr);
-    };
-    let (fwd1, rev1) = (dir.join("fwd-1.zone"), dir.join("rev-1.zone"));
-    export("forward", &fwd1);
-    export("reverse", &rev1);
+    }
+    (state, records, files)
+}
 
+/// Waits until `log` of `p` holds `needle` (case-insensitive), bounded.
+fn wait_log(p: &Proc, needle: &str, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    while Instant::now() < deadline {
+        if p.log_text().to_ascii_lowercase().contains(needle) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// The fourth secondary of a run: a Knot started from the exported files of serial 1 that
+/// pigsty-dns must refuse (`dir` under the temp dir, `via` its source address).
+struct Fourth {
+    dir: &'static str,
+    via: &'static str,
+    name: &'static str,
+}
+
+/// pigsty-dns serving generation 1 with Knot, NSD and BIND following it, and the refused fourth.
+struct Run {
+    state: std::path::PathBuf,
+    records: std::path::PathBuf,
+    primary: SocketAddr,
+    pig: Proc,
+    secondaries: Vec<Secondary>,
+    fourth: Secondary,
+}
+
+/// Starts a [`Run`] in `dir`: the three secondaries transfer with `key` (if any), pigsty-dns gets
+/// `extra` flags besides the transfer ACL and the NOTIFY targets; returns once pigsty-dns answers
+/// on serial 1 and every secondary, the fourth too, holds serial 1.
+fn start_run(dir: &Path, key: Option<Key>, extra: &[&str], fourth: Fourth) -> Run {
+    let (knotd, nsd, named) = (
+        find_program("knotd"),
+        find_program("nsd"),
+        find_program("named"),
+    );
+    let (state, records, (fwd1, rev1)) = first_generation(dir);
     // Ports first: pigsty-dns needs the secondaries' addresses for --notify, they need its address.
-    let pport = free_port();
-    let primary: SocketAddr = ([127, 0, 0, 1], pport).into();
-    let (kaddr, kproc) = start_knot(&dir.join("knot"), &knotd, primary, "127.0.0.1", None, None);
-    let (naddr, nproc) = start_nsd(&dir.join("nsd"), &nsd, primary, "127.0.0.2", None);
-    let (baddr, bproc) = start_named(&dir.join("named"), &named, primary, "127.0.0.4", None);
+    let primary: SocketAddr = ([127, 0, 0, 1], free_port()).into();
+    let (kaddr, kproc) = start_knot(&dir.join("knot"), &knotd, primary, "127.0.0.1", None, key);
+    let (naddr, nproc) = start_nsd(&dir.join("nsd"), &nsd, primary, "127.0.0.2", key);
+    let (baddr, bproc) = start_named(&dir.join("named"), &named, primary, "127.0.0.4", key);
     let (daddr, dproc) = start_knot(
-        &dir.join("denied"),
+        &dir.join(fourth.dir),
         &knotd,
         primary,
-        "127.0.0.9",
+        fourth.via,
         Some((&fwd1, &rev1)),
         None,
     );
+    let listen = primary.to_string();
+    let mut args = vec![
+        "serve",
+        "--listen",
+        &listen,
+        "--state-dir",
+        state.to_str().unwrap(),
+        "--allow-transfer",
+        "127.0.0.1",
+        "--allow-transfer",
+        "127.0.0.2",
+        "--allow-transfer",
+        "127.0.0.4",
+    ];
+    args.extend_from_slice(extra);
+    let notify: Vec<String> = [kaddr, naddr, baddr]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    for a in &notify {
+        args.extend(["--notify", a.as_str()]);
+    }
     let mut pig = Proc::start(
         "pigsty-dns",
         Path::new(crate::util::BIN),
-        &[
-            "serve",
-            "--listen",
-            &primary.to_string(),
-            "--state-dir",
-            state.to_str().unwrap(),
-            "--allow-transfer",
-            "127.0.0.1",
-            "--allow-transfer",
-            "127.0.0.2",
-            "--allow-transfer",
-            "127.0.0.4",
-            "--notify",
-            &kaddr.to_string(),
-            "--notify",
-            &naddr.to_string(),
-            "--notify",
-            &baddr.to_string(),
-        ],
+        &args,
         dir.join("pigsty-dns.log"),
     );
     let deadline = Instant::now() + START_WAIT;
@@ -435,19 +468,70 @@ fn knot_nsd_and_bind_follow_every_swap() {
             proc_: bproc,
         },
     ];
-    let mut denied = Secondary {
-        name: "knot (not allowed)",
+    let mut fourth = Secondary {
+        name: fourth.name,
         addr: daddr,
         proc_: dproc,
     };
-    let cases = query_set();
-    let mut failures = Vec::new();
     for s in &mut secondaries {
         s.wait_serial(1, START_WAIT);
+    }
+    fourth.wait_serial(1, START_WAIT);
+    Run {
+        state,
+        records,
+        primary,
+        pig,
+        secondaries,
+        fourth,
+    }
+}
+
+/// Asks the Knot behind control socket `sock` to refresh the forward zone; true once its log
+/// says `refused` (within 10 s).
+fn refresh_is_refused(sock: &Path, knot: &Proc) -> bool {
+    let out = std::process::Command::new(find_program("knotc"))
+        .args(["-s", sock.to_str().unwrap(), "zone-refresh", "pigsty.test"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "knotc: {out:?}");
+    wait_log(knot, "refused", Duration::from_secs(10))
+}
+
+#[test]
+fn knot_nsd_and_bind_follow_every_swap() {
+    if !crate::util::e2e() {
+        eprintln!(
+            "skipped: set PIGSTY_DNS_E2E=1 (needs knot, nsd and bind9: bash tests/install-peers.sh)"
+        );
+        return;
+    }
+    let started = Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let Run {
+        state,
+        records,
+        primary,
+        pig,
+        mut secondaries,
+        fourth: denied,
+    } = start_run(
+        dir,
+        None,
+        &[],
+        Fourth {
+            dir: "denied",
+            via: "127.0.0.9",
+            name: "knot (not allowed)",
+        },
+    );
+    let cases = query_set();
+    let mut failures = Vec::new();
+    for s in &secondaries {
         failures.extend(compare(primary, s, &cases));
     }
     let first_sync = started.elapsed();
-    denied.wait_serial(1, START_WAIT);
 
     // Query load on pigsty-dns for the whole run of swaps: every query must be answered.
     let stop = Arc::new(AtomicBool::new(false));
@@ -496,35 +580,15 @@ fn knot_nsd_and_bind_follow_every_swap() {
     let last = SWAPS + 1;
 
     // The secondary that may not transfer: asked to refresh, it is refused and keeps serial 1.
-    let knotc = find_program("knotc");
-    let out = std::process::Command::new(knotc)
-        .args([
-            "-s",
-            dir.join("denied/knot.sock").to_str().unwrap(),
-            "zone-refresh",
-            "pigsty.test",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "knotc: {out:?}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !denied
-        .proc_
-        .log_text()
-        .to_ascii_lowercase()
-        .contains("refused")
-        && Instant::now() < deadline
-    {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let refused = refresh_is_refused(&dir.join("denied/knot.sock"), &denied.proc_);
     let denied_log = denied.proc_.log_text();
     assert_eq!(
-        soa_serial(daddr, ZONE),
+        soa_serial(denied.addr, ZONE),
         Some(1),
         "denied secondary moved: {denied_log}"
     );
     assert!(
-        denied_log.to_ascii_lowercase().contains("refused"),
+        refused,
         "the denied secondary logged no refusal:\n{}",
         tail(&denied_log, 30)
     );
@@ -596,50 +660,6 @@ fn knot_nsd_and_bind_follow_every_swap() {
     drop(pig);
 }
 
-/// A state dir holding generation 1 of [`yaml`] and its two zones exported as files.
-fn first_generation(
-    dir: &Path,
-) -> (
-    std::path::PathBuf,
-    std::path::PathBuf,
-    (std::path::PathBuf, std::path::PathBuf),
-) {
-    let state = dir.join("state");
-    std::fs::create_dir(&state).unwrap();
-    std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-    let records = crate::util::write(dir, "host-names.yml", &yaml(1));
-    let r = crate::util::load(&state, &records, &[]);
-    assert_eq!(r.code, 0, "load: {}{}", r.stdout, r.stderr);
-    let files = (dir.join("fwd-1.zone"), dir.join("rev-1.zone"));
-    for (zone_of, file) in [("forward", &files.0), ("reverse", &files.1)] {
-        let r = crate::util::run(&[
-            "export",
-            "--format",
-            "zone",
-            "--zone-of",
-            zone_of,
-            "--state-dir",
-            state.to_str().unwrap(),
-            "-o",
-            file.to_str().unwrap(),
-        ]);
-        assert_eq!(r.code, 0, "export: {}{}", r.stdout, r.stderr);
-    }
-    (state, records, files)
-}
-
-/// Waits until `log` of `p` holds `needle` (case-insensitive), bounded.
-fn wait_log(p: &Proc, needle: &str, wait: Duration) -> bool {
-    let deadline = Instant::now() + wait;
-    while Instant::now() < deadline {
-        if p.log_text().to_ascii_lowercase().contains(needle) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
-}
-
 #[test]
 fn tsig_signed_transfers_and_a_secondary_without_the_key_is_refused() {
     if !crate::util::e2e() {
@@ -649,14 +669,8 @@ fn tsig_signed_transfers_and_a_secondary_without_the_key_is_refused() {
         return;
     }
     let started = Instant::now();
-    let (knotd, nsd, named) = (
-        find_program("knotd"),
-        find_program("nsd"),
-        find_program("named"),
-    );
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let (state, records, (fwd1, rev1)) = first_generation(dir);
     // A fixed 32-byte secret, in the BIND key file format `tsig-keygen` writes.
     let secret = "cGlnc3R5LWRucyB0c2lnIHRlc3Qga2V5IDMyIGJ5dGU=";
     let key: Key = ("pigsty-xfr", secret);
@@ -671,93 +685,26 @@ fn tsig_signed_transfers_and_a_secondary_without_the_key_is_refused() {
         std::os::unix::fs::PermissionsExt::from_mode(0o600),
     )
     .unwrap();
-
-    let primary: SocketAddr = ([127, 0, 0, 1], free_port()).into();
-    let (kaddr, kproc) = start_knot(
-        &dir.join("knot"),
-        &knotd,
+    let Run {
+        state,
+        records,
         primary,
-        "127.0.0.1",
-        None,
+        pig,
+        mut secondaries,
+        fourth: nokey,
+    } = start_run(
+        dir,
         Some(key),
-    );
-    let (naddr, nproc) = start_nsd(&dir.join("nsd"), &nsd, primary, "127.0.0.2", Some(key));
-    let (baddr, bproc) = start_named(&dir.join("named"), &named, primary, "127.0.0.4", Some(key));
-    // From an allowed address, but without the key.
-    let (daddr, dproc) = start_knot(
-        &dir.join("nokey"),
-        &knotd,
-        primary,
-        "127.0.0.1",
-        Some((&fwd1, &rev1)),
-        None,
-    );
-    let mut pig = Proc::start(
-        "pigsty-dns",
-        Path::new(crate::util::BIN),
-        &[
-            "serve",
-            "--listen",
-            &primary.to_string(),
-            "--state-dir",
-            state.to_str().unwrap(),
-            "--allow-transfer",
-            "127.0.0.1",
-            "--allow-transfer",
-            "127.0.0.2",
-            "--allow-transfer",
-            "127.0.0.4",
-            "--tsig-key",
-            key_file.to_str().unwrap(),
-            "--notify",
-            &kaddr.to_string(),
-            "--notify",
-            &naddr.to_string(),
-            "--notify",
-            &baddr.to_string(),
-        ],
-        dir.join("pigsty-dns.log"),
-    );
-    let deadline = Instant::now() + START_WAIT;
-    while soa_serial(primary, ZONE) != Some(1) {
-        if let Some(st) = pig.exited() {
-            panic!("pigsty-dns exited ({st}): {}", pig.log_text());
-        }
-        assert!(
-            Instant::now() < deadline,
-            "pigsty-dns not up: {}",
-            pig.log_text()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let mut secondaries = vec![
-        Secondary {
-            name: "knot",
-            addr: kaddr,
-            proc_: kproc,
+        &["--tsig-key", key_file.to_str().unwrap()],
+        // From an allowed address, but without the key.
+        Fourth {
+            dir: "nokey",
+            via: "127.0.0.1",
+            name: "knot without the key",
         },
-        Secondary {
-            name: "nsd",
-            addr: naddr,
-            proc_: nproc,
-        },
-        Secondary {
-            name: "bind",
-            addr: baddr,
-            proc_: bproc,
-        },
-    ];
-    let mut nokey = Secondary {
-        name: "knot without the key",
-        addr: daddr,
-        proc_: dproc,
-    };
+    );
     let cases = query_set();
     let mut failures = Vec::new();
-    for s in &mut secondaries {
-        s.wait_serial(1, START_WAIT);
-    }
-    nokey.wait_serial(1, START_WAIT);
     // Two swaps: the signed IXFRs follow.
     for n in 2..=3 {
         std::fs::write(&records, yaml(n)).unwrap();
@@ -770,18 +717,7 @@ fn tsig_signed_transfers_and_a_secondary_without_the_key_is_refused() {
     for s in &secondaries {
         failures.extend(compare(primary, s, &cases));
     }
-    let knotc = find_program("knotc");
-    let out = std::process::Command::new(knotc)
-        .args([
-            "-s",
-            dir.join("nokey/knot.sock").to_str().unwrap(),
-            "zone-refresh",
-            "pigsty.test",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "knotc: {out:?}");
-    let refused = wait_log(&nokey.proc_, "refused", Duration::from_secs(10));
+    let refused = refresh_is_refused(&dir.join("nokey/knot.sock"), &nokey.proc_);
     let log = nokey.proc_.log_text();
     assert!(
         refused,
@@ -789,7 +725,7 @@ fn tsig_signed_transfers_and_a_secondary_without_the_key_is_refused() {
         tail(&log, 20)
     );
     assert_eq!(
-        soa_serial(daddr, ZONE),
+        soa_serial(nokey.addr, ZONE),
         Some(1),
         "the secondary without the key moved"
     );

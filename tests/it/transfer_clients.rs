@@ -546,10 +546,8 @@ fn a_bad_tsig_key_file_is_a_usage_error_naming_it() {
             "at least 32",
         ),
     ];
-    for (name, text, mode, needle) in cases {
-        let f = write(tmp.path(), name, text);
-        std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
-        let r = crate::util::run(&[
+    let serve_with_key = |key: &std::path::Path| {
+        crate::util::run(&[
             "serve",
             "--listen",
             "127.0.0.1:0",
@@ -558,8 +556,13 @@ fn a_bad_tsig_key_file_is_a_usage_error_naming_it() {
             "--allow-transfer",
             "127.0.0.1",
             "--tsig-key",
-            f.to_str().unwrap(),
-        ]);
+            key.to_str().unwrap(),
+        ])
+    };
+    for (name, text, mode, needle) in cases {
+        let f = write(tmp.path(), name, text);
+        std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+        let r = serve_with_key(&f);
         assert_eq!(r.code, 2, "{name}: {}", r.stderr);
         let line = r.error_line();
         assert!(
@@ -568,17 +571,7 @@ fn a_bad_tsig_key_file_is_a_usage_error_naming_it() {
         );
     }
     let missing = tmp.path().join("missing.key");
-    let r = crate::util::run(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--state-dir",
-        s,
-        "--allow-transfer",
-        "127.0.0.1",
-        "--tsig-key",
-        missing.to_str().unwrap(),
-    ]);
+    let r = serve_with_key(&missing);
     assert_eq!(r.code, 2);
     assert!(r.error_line().contains("missing.key"), "{}", r.stderr);
 }

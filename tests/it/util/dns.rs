@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use hickory_proto::op::{Edns, Message, Query};
-use hickory_proto::rr::{Name, RecordType};
+use hickory_proto::rr::{Name, RData, RecordType};
 use pigsty_dns::server::{self, Counters, ServerConfig};
 use pigsty_dns::zone_view::ZoneView;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -43,6 +43,17 @@ pub fn test_config() -> ServerConfig {
         tcp_idle_timeout: Duration::from_secs(5),
         shutdown_grace: Duration::from_millis(500),
         ..ServerConfig::default()
+    }
+}
+
+/// [`test_config`] with answers over UDP capped at `cap` bytes.
+pub fn udp_capped(cap: usize) -> ServerConfig {
+    ServerConfig {
+        limits: pigsty_dns::answer::Limits {
+            udp_cap: Some(cap),
+            ..pigsty_dns::answer::Limits::default()
+        },
+        ..test_config()
     }
 }
 
@@ -185,4 +196,26 @@ pub async fn closed_within(s: &mut TcpStream, wait: Duration) -> bool {
             Ok(Ok(_)) => continue,
         }
     }
+}
+
+/// The PTR targets of the answer section, in order.
+pub fn ptr_of(m: &Message) -> Vec<String> {
+    m.answers
+        .iter()
+        .filter_map(|r| match &r.data {
+            RData::PTR(p) => Some(p.0.to_ascii()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The A addresses of the answer section, in order.
+pub fn a_of(m: &Message) -> Vec<std::net::Ipv4Addr> {
+    m.answers
+        .iter()
+        .filter_map(|r| match &r.data {
+            RData::A(a) => Some(a.0),
+            _ => None,
+        })
+        .collect()
 }
