@@ -71,12 +71,8 @@ fn pick_generation(dir: &StateDir, serial: Option<u32>) -> Result<Generation, Ap
     })
 }
 
-/// An RFC 1035 master file of the generation, names relative to `$ORIGIN`, sorted.
-pub fn zone_file(g: &Generation) -> String {
-    let mut out = format!(
-        "; pigsty-dns export: zone {} serial {} record digest {}\n$ORIGIN {}.\n$TTL {}\n",
-        g.zone, g.serial, g.record_digest, g.zone, g.ttl
-    );
+/// The apex of either zone: the one SOA (same serial, same MINIMUM) and the NS set.
+fn apex(out: &mut String, g: &Generation) {
     let s = &g.soa;
     let _ = writeln!(
         out,
@@ -86,6 +82,15 @@ pub fn zone_file(g: &Generation) -> String {
     for ns in &g.ns {
         let _ = writeln!(out, "@\t{}\tIN\tNS\t{ns}", g.ttl);
     }
+}
+
+/// An RFC 1035 master file of the generation, names relative to `$ORIGIN`, sorted.
+pub fn zone_file(g: &Generation) -> String {
+    let mut out = format!(
+        "; pigsty-dns export: zone {} serial {} record digest {}\n$ORIGIN {}.\n$TTL {}\n",
+        g.zone, g.serial, g.record_digest, g.zone, g.ttl
+    );
+    apex(&mut out, g);
     let suffix = format!(".{}", g.zone);
     for r in &g.records {
         let owner = if r.name == g.zone {
@@ -106,15 +111,7 @@ pub fn reverse_zone_file(g: &Generation) -> Option<String> {
         "; pigsty-dns export: zone {zone} (reverse of {}) serial {} record digest {}\n$ORIGIN {zone}.\n$TTL {}\n",
         g.zone, g.serial, g.record_digest, g.ttl
     );
-    let s = &g.soa;
-    let _ = writeln!(
-        out,
-        "@\t{}\tIN\tSOA\t{} {} {} {} {} {} {}",
-        g.ttl, s.mname, s.rname, g.serial, s.refresh, s.retry, s.expire, s.minimum
-    );
-    for ns in &g.ns {
-        let _ = writeln!(out, "@\t{}\tIN\tNS\t{ns}", g.ttl);
-    }
+    apex(&mut out, g);
     for p in &g.ptr {
         let _ = writeln!(
             out,
