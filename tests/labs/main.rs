@@ -2,7 +2,7 @@
 //! scripts in `tests/lab/`. Each runs only with `PIGSTY_DNS_E2E=1` (then every missing prerequisite is
 //! a failure, never a skip), and one at a time: they share the machine's CPU and apt caches.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
@@ -13,6 +13,24 @@ mod route_lab;
 mod service_pid1_lab;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_pigsty-dns");
+
+/// Stops a booted lab container (`SCRIPT stop`: a clean poweroff, SIGKILL of nspawn after 30 s) when
+/// dropped, whatever failed.
+pub struct Container<'a> {
+    pub script: &'a Path,
+    pub suite: &'a str,
+    pub lab: PathBuf,
+}
+
+impl Drop for Container<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new(self.script)
+            .arg("stop")
+            .env("SUITE", self.suite)
+            .env("LAB", &self.lab)
+            .status();
+    }
+}
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 

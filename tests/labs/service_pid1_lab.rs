@@ -19,24 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::{BIN, lab_turn};
-
-/// Stops the suite's container (a clean poweroff, SIGKILL of nspawn after 30 s) when dropped.
-struct Container<'a> {
-    script: &'a Path,
-    suite: &'a str,
-    lab: PathBuf,
-}
-
-impl Drop for Container<'_> {
-    fn drop(&mut self) {
-        let _ = Command::new(self.script)
-            .arg("stop")
-            .env("SUITE", self.suite)
-            .env("LAB", &self.lab)
-            .status();
-    }
-}
+use crate::{BIN, Container, lab_turn};
 
 /// The checks every suite must have passed (the script prints one `PASS:` line per check).
 const EVERY_SUITE: &[&str] = &[
