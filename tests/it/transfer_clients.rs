@@ -24,9 +24,9 @@ const WAIT: Duration = Duration::from_secs(30);
 
 /// `serve` with its log in a file (a transfer logs a line; a pipe nobody reads would fill), stopped by
 /// PID when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     log: std::path::PathBuf,
 }
 
@@ -37,7 +37,7 @@ impl Drop for Server {
 }
 
 impl Server {
-    fn log_text(&self) -> String {
+    pub(crate) fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
@@ -53,7 +53,7 @@ impl Server {
     }
 }
 
-fn start(dir: &Path, state: &Path, extra: &[&str]) -> Server {
+pub(crate) fn start(dir: &Path, state: &Path, extra: &[&str]) -> Server {
     let log = dir.join("serve.log");
     let child = Command::new(BIN)
         .args(["serve", "--listen", "127.0.0.1:0", "--state-dir"])
@@ -89,7 +89,7 @@ fn start(dir: &Path, state: &Path, extra: &[&str]) -> Server {
 
 /// A records file: the host `meta` (.254), `names` names spread over addresses .10–.249 of
 /// 10.10.10.0/24, plus `extra`.
-fn yaml(names: usize, extra: &str) -> String {
+pub(crate) fn yaml(names: usize, extra: &str) -> String {
     let mut y = String::from(
         "all:\n  hosts:\n    10.10.10.254: { nodename: meta }\n  vars:\n    vm_hosts:\n",
     );
@@ -114,20 +114,20 @@ fn yaml(names: usize, extra: &str) -> String {
     y
 }
 
-fn state_dir(dir: &Path) -> std::path::PathBuf {
+pub(crate) fn state_dir(dir: &Path) -> std::path::PathBuf {
     let state = dir.join("state");
     std::fs::create_dir(&state).unwrap();
     std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     state
 }
 
-fn load_text(dir: &Path, state: &Path, text: &str) {
+pub(crate) fn load_text(dir: &Path, state: &Path, text: &str) {
     let f = write(dir, "host-names.yml", text);
     let r = load(state, &f, &[]);
     assert_eq!(r.code, 0, "load: {}{}", r.stdout, r.stderr);
 }
 
-fn request(id: u16, zone: &str, qtype: RecordType, serial: Option<u32>) -> Vec<u8> {
+pub(crate) fn request(id: u16, zone: &str, qtype: RecordType, serial: Option<u32>) -> Vec<u8> {
     let mut m = Message::new(id, MessageType::Query, OpCode::Query);
     let name = Name::from_ascii(zone).unwrap();
     m.add_query(Query::query(name.clone(), qtype));
@@ -141,7 +141,7 @@ fn request(id: u16, zone: &str, qtype: RecordType, serial: Option<u32>) -> Vec<u
 
 /// Sends a transfer request over TCP from `from` and reads messages until the closing SOA (two SOAs
 /// of the live serial, or one message holding a lone SOA / an error).
-fn transfer(server: SocketAddr, from: &str, q: &[u8]) -> Result<Vec<Message>, String> {
+pub(crate) fn transfer(server: SocketAddr, from: &str, q: &[u8]) -> Result<Vec<Message>, String> {
     let sock = socket2_bind(from, server)?;
     let mut s = sock;
     s.set_read_timeout(Some(WAIT)).unwrap();
@@ -184,7 +184,7 @@ fn is_done(msgs: &[Message]) -> bool {
 }
 
 /// A TCP connection from a chosen loopback source address.
-fn socket2_bind(from: &str, server: SocketAddr) -> Result<TcpStream, String> {
+pub(crate) fn socket2_bind(from: &str, server: SocketAddr) -> Result<TcpStream, String> {
     // std has no bind-before-connect; libc does it on a raw socket.
     use std::os::fd::FromRawFd;
     let ip: std::net::Ipv4Addr = from.parse().map_err(|e| format!("{e}"))?;
@@ -219,7 +219,7 @@ fn socket2_bind(from: &str, server: SocketAddr) -> Result<TcpStream, String> {
     }
 }
 
-fn lines(msgs: &[Message]) -> Vec<String> {
+pub(crate) fn lines(msgs: &[Message]) -> Vec<String> {
     msgs.iter()
         .flat_map(|m| m.answers.iter())
         .map(|r| {
