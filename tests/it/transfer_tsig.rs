@@ -229,6 +229,9 @@ fn tsig_refusals_are_notauth_with_the_rfc_8945_error() {
         "{}",
         st.stdout
     );
+    let js = crate::util::run(&["status", "--json", "--state-dir", state.to_str().unwrap()]);
+    let js: serde_json::Value = serde_json::from_str(&js.stdout).unwrap();
+    assert_eq!(js["status"]["transfers"], t, "status --json");
     let log = server.log_text();
     assert!(log.contains("transfer refused: TSIG BadTime"), "{log}");
 }
