@@ -175,8 +175,13 @@ async fn serve(
     acl: crate::transfer::Acl,
     key: Option<crate::transfer::tsig::Key>,
 ) -> Result<(), AppError> {
-    let transfers =
-        (!acl.is_empty()).then(|| Arc::new(crate::transfer::Transfers::new(acl, dir.root(), key)));
+    let transfers = (!acl.is_empty()).then(|| {
+        Arc::new(crate::transfer::Transfers::new(
+            acl,
+            dir.root(),
+            key.clone(),
+        ))
+    });
     let cfg = ServerConfig {
         listen: o.listen.clone(),
         tcp_idle_timeout: o.tcp_idle_timeout,
@@ -223,10 +228,10 @@ async fn serve(
     } else {
         None
     };
-    let notifier =
-        (!o.notify.is_empty()).then(|| Arc::new(crate::transfer::notify::Notifier::new(&o.notify)));
+    let notifier = (!o.notify.is_empty())
+        .then(|| Arc::new(crate::transfer::notify::Notifier::new(&o.notify, key)));
     let write_status = {
-        let notifier = notifier.clone();
+        let (notifier, transfers) = (notifier.clone(), transfers.clone());
         let (live, dir, counters, listen, zone, follow) = (
             live.clone(),
             dir.clone(),
@@ -256,6 +261,7 @@ async fn serve(
                 reverse_zone: view.reverse().map(|r| r.zone().to_string()),
                 serial: view.serial(),
                 secondaries: notifier.as_ref().map(|n| n.snapshot()).unwrap_or_default(),
+                transfers: transfers.as_ref().map(|t| t.counters.snapshot()),
                 record_digest: view.record_digest().map(String::from),
                 records: view.record_count(),
                 generation: info.generation.map(|p| p.display().to_string()),

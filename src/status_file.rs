@@ -77,6 +77,9 @@ pub struct Status {
     /// The `--notify` secondaries and the last serial each acknowledged (absent without `--notify`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secondaries: Vec<crate::transfer::notify::SecondaryStatus>,
+    /// Transfers served and refused since the start (absent without `--allow-transfer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfers: Option<crate::transfer::TransferCountersSnapshot>,
     pub record_digest: Option<String>,
     pub records: usize,
     /// The generation file served.
@@ -155,6 +158,10 @@ mod tests {
             reverse_zone: Some("10.10.10.in-addr.arpa".into()),
             serial: 3,
             secondaries: Vec::new(),
+            transfers: Some(crate::transfer::TransferCountersSnapshot {
+                ixfr: 2,
+                ..Default::default()
+            }),
             record_digest: None,
             records: 0,
             generation: None,

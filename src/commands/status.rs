@@ -141,15 +141,32 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
         ));
         for n in &s.secondaries {
             out.push_str(&format!(
-                "  secondary {}: acknowledged serial {}{}{}\n",
+                "  secondary {}: acknowledged serial {}, failed NOTIFYs {}{}{}\n",
                 n.address,
                 n.acknowledged_serial
                     .map_or("none".into(), |v| v.to_string()),
+                n.failures,
                 n.pending_serial
                     .map_or(String::new(), |v| format!(", notifying serial {v}")),
                 n.last_error
                     .as_deref()
                     .map_or(String::new(), |e| format!(", last error: {e}")),
+            ));
+        }
+        if let Some(t) = &s.transfers {
+            out.push_str(&format!(
+                "  transfers: axfr {} ixfr {} ixfr answered with the full zone {} ixfr already current {} signed soa {}; \
+                 refused (TSIG) unsigned {} badkey {} badsig {} badtime {}; failed {}\n",
+                t.axfr,
+                t.ixfr,
+                t.ixfr_as_axfr,
+                t.ixfr_current,
+                t.signed_soa,
+                t.tsig_unsigned,
+                t.tsig_badkey,
+                t.tsig_badsig,
+                t.tsig_badtime,
+                t.failed
             ));
         }
         let c = &s.counters;

@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use hickory_proto::op::{Message, MessageType, OpCode, ResponseCode};
 use hickory_proto::rr::{DNSClass, RData, RecordType};
+use serde::{Deserialize, Serialize};
 
 pub use acl::Acl;
 use messages::{Head, Messages};
@@ -47,8 +48,55 @@ pub struct TransferCounters {
     pub ixfr_current: AtomicU64,
     /// Signed SOA queries (a keyed secondary's refresh check), answered signed.
     pub signed_soa: AtomicU64,
+    /// Refused with NOTAUTH under `--tsig-key`, by TSIG outcome.
+    pub tsig_unsigned: AtomicU64,
+    pub tsig_badkey: AtomicU64,
+    pub tsig_badsig: AtomicU64,
+    pub tsig_badtime: AtomicU64,
     /// Transfers that could not be served (no generation, a file that does not check out).
     pub failed: AtomicU64,
+}
+
+/// [`TransferCounters`] as the status file holds them (since the server started).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransferCountersSnapshot {
+    pub axfr: u64,
+    pub ixfr: u64,
+    pub ixfr_as_axfr: u64,
+    pub ixfr_current: u64,
+    pub signed_soa: u64,
+    pub tsig_unsigned: u64,
+    pub tsig_badkey: u64,
+    pub tsig_badsig: u64,
+    pub tsig_badtime: u64,
+    pub failed: u64,
+}
+
+impl TransferCounters {
+    pub fn snapshot(&self) -> TransferCountersSnapshot {
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        TransferCountersSnapshot {
+            axfr: g(&self.axfr),
+            ixfr: g(&self.ixfr),
+            ixfr_as_axfr: g(&self.ixfr_as_axfr),
+            ixfr_current: g(&self.ixfr_current),
+            signed_soa: g(&self.signed_soa),
+            tsig_unsigned: g(&self.tsig_unsigned),
+            tsig_badkey: g(&self.tsig_badkey),
+            tsig_badsig: g(&self.tsig_badsig),
+            tsig_badtime: g(&self.tsig_badtime),
+            failed: g(&self.failed),
+        }
+    }
+
+    fn refused(&self, error: Option<&tsig::TsigError>) -> &AtomicU64 {
+        match error {
+            None => &self.tsig_unsigned,
+            Some(tsig::TsigError::BadKey) => &self.tsig_badkey,
+            Some(tsig::TsigError::BadTime) => &self.tsig_badtime,
+            Some(_) => &self.tsig_badsig,
+        }
+    }
 }
 
 /// The transfer side of a running server.
@@ -118,9 +166,9 @@ impl Transfers {
         {
             return None;
         }
-        // With a key, an unsigned request is not a transfer request: the query rules refuse it.
+        // With a key, an unsigned transfer is NOTAUTH here; an unsigned SOA query is an ordinary query.
         let tsig = match &self.key {
-            Some(_) if m.signature.is_none() => return None,
+            Some(_) if m.signature.is_none() && qtype == TYPE_SOA => return None,
             Some(key) => Some(key.check(msg, &m)),
             None => None,
         };
@@ -168,15 +216,18 @@ impl Transfers {
             self.key
                 .as_ref()
                 .zip(req.tsig.as_ref())
-                .map(|(k, c)| k.session(c))
+                .and_then(|(k, c)| k.session(c))
         };
         let error = |rcode| {
             let m = messages::response(&req.head, rcode, true);
             Messages::one(m).signed(session())
         };
-        if let Some(tsig::Checked::Refused { error: e, .. }) = &req.tsig {
-            tracing::warn!(peer = %req.peer, "transfer refused: TSIG {e:?}");
-            self.counters.failed.fetch_add(1, Ordering::Relaxed);
+        if let Some(refusal) = req.tsig.as_ref().and_then(tsig::Checked::refusal) {
+            let why = refusal.map_or("unsigned".to_string(), |e| format!("{e:?}"));
+            tracing::warn!(peer = %req.peer, zone = %req.head.query.name(), "transfer refused: TSIG {why}");
+            self.counters
+                .refused(refusal)
+                .fetch_add(1, Ordering::Relaxed);
             return error(ResponseCode::NotAuth);
         }
         if req.kind == Kind::Ixfr(None) {

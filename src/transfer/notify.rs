@@ -3,6 +3,8 @@
 //! of at its next SOA refresh. Each NOTIFY is retried with back-off until it is acknowledged (a
 //! NOTIFY response with our ID) or [`TRIES`] have passed; a newer swap replaces the retries of an older
 //! one. It runs in its own task and only reads the live view, so it never holds up a swap or an answer.
+//! With `--tsig-key` each NOTIFY is signed with the key and the answer must verify with it: a secondary
+//! that takes NOTIFY only with the key (Knot `acl` with `key`, NSD `allow-notify: ADDR KEY`) follows at once.
 //!
 //! The swap is seen by watching the view's serial ([`POLL`]), not by a hook in the reload path.
 
@@ -19,6 +21,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::{sleep, timeout};
 
+use super::tsig::Key;
 use crate::zone_view::ZoneView;
 
 /// How often the live serial is looked at.
@@ -38,16 +41,21 @@ pub struct SecondaryStatus {
     pub pending_serial: Option<u32>,
     /// The last failure (no answer after every try, or an error rcode); cleared by an acknowledgement.
     pub last_error: Option<String>,
+    /// NOTIFYs given up since the start (every try unanswered or refused). Absent from older files.
+    #[serde(default)]
+    pub failures: u64,
 }
 
 #[derive(Debug)]
 pub struct Notifier {
     secondaries: Mutex<Vec<SecondaryStatus>>,
+    key: Option<Key>,
 }
 
 impl Notifier {
-    pub fn new(targets: &[SocketAddr]) -> Notifier {
+    pub fn new(targets: &[SocketAddr], key: Option<Key>) -> Notifier {
         Notifier {
+            key,
             secondaries: Mutex::new(
                 targets
                     .iter()
@@ -56,6 +64,7 @@ impl Notifier {
                         acknowledged_serial: None,
                         pending_serial: None,
                         last_error: None,
+                        failures: 0,
                     })
                     .collect(),
             ),
@@ -118,7 +127,7 @@ impl Notifier {
         self.update(i, |s| s.pending_serial = Some(serial));
         let mut failure = None;
         for zone in &zones {
-            if let Err(e) = notify_one(target, zone).await {
+            if let Err(e) = notify_one(target, zone, self.key.as_ref()).await {
                 failure = Some(format!("NOTIFY {zone} serial {serial}: {e}"));
             }
         }
@@ -136,6 +145,7 @@ impl Notifier {
                 self.update(i, |s| {
                     s.pending_serial = None;
                     s.last_error = Some(e);
+                    s.failures += 1;
                 });
             }
         }
@@ -143,7 +153,7 @@ impl Notifier {
 }
 
 /// Sends one NOTIFY for `zone` until it is acknowledged or [`TRIES`] are used up.
-async fn notify_one(target: SocketAddr, zone: &str) -> Result<(), String> {
+async fn notify_one(target: SocketAddr, zone: &str, key: Option<&Key>) -> Result<(), String> {
     let name = Name::from_ascii(format!("{zone}.")).map_err(|e| e.to_string())?;
     let bind: SocketAddr = if target.is_ipv4() {
         ([127, 0, 0, 1], 0).into()
@@ -159,6 +169,10 @@ async fn notify_one(target: SocketAddr, zone: &str) -> Result<(), String> {
         let mut m = Message::new(id, MessageType::Query, OpCode::Notify);
         m.metadata.authoritative = true;
         m.add_query(Query::query(name.clone(), RecordType::SOA));
+        let mut verifier = match key {
+            Some(k) => Some(k.sign_request(&mut m)?),
+            None => None,
+        };
         let bytes = m.to_vec().map_err(|e| e.to_string())?;
         if let Err(e) = sock.send(&bytes).await {
             last = format!("cannot send: {e}");
@@ -186,6 +200,16 @@ async fn notify_one(target: SocketAddr, zone: &str) -> Result<(), String> {
                         || r.metadata.message_type != MessageType::Response
                         || r.metadata.op_code != OpCode::Notify
                     {
+                        continue;
+                    }
+                    // An answer that does not verify with our key could be anyone's: not an acknowledgement.
+                    if let Some(v) = verifier.as_mut()
+                        && let Err(e) = v.verify(&buf[..n])
+                    {
+                        last = format!(
+                            "answered {}, not signed with the key ({e})",
+                            r.metadata.response_code
+                        );
                         continue;
                     }
                     if r.metadata.response_code == ResponseCode::NoError {

@@ -1,9 +1,10 @@
 //! TSIG (RFC 8945, hmac-sha256) for transfers: `serve --tsig-key FILE` reads one key from a BIND
 //! (`key "name" { algorithm hmac-sha256; secret "…"; };`) or Knot (`key: - id: name / algorithm: /
 //! secret:`) key file, which must be a regular file of ours, mode 0600 (like the state dir, nobody else
-//! may read or change it). With a key, a transfer request must be signed with it: unsigned requests go
-//! to the query rules (REFUSED); a signature with another key is NOTAUTH/BADKEY, a wrong MAC
-//! NOTAUTH/BADSIG (both unsigned, §5.2), a time outside the fudge NOTAUTH/BADTIME (signed, §5.2.3).
+//! may read or change it). With a key, a transfer request must be signed with it: an unsigned one is
+//! NOTAUTH with no TSIG (as Knot answers it; RFC 8945 leaves it to policy); a signature with another key
+//! is NOTAUTH/BADKEY, a wrong MAC NOTAUTH/BADSIG (both unsigned, §5.2, §5.3.2), a time outside the fudge
+//! NOTAUTH/BADTIME, signed, with the request's time signed and ours in the other data (§5.2.3, as BIND).
 //! Every response message is signed; after the first, with the prior MAC and the timers only (§5.3.1).
 //!
 //! The HMAC and the request check are hickory-proto's (`TSigner`, `TSigResponseContext`, on `ring`).
@@ -14,8 +15,9 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use hickory_proto::op::Message;
-use hickory_proto::rr::rdata::tsig::{TSIG, TsigAlgorithm, TsigError, make_tsig_record};
-use hickory_proto::rr::{Name, TSigResponseContext, TSigner};
+pub use hickory_proto::rr::rdata::tsig::TsigError;
+use hickory_proto::rr::rdata::tsig::{TSIG, TsigAlgorithm, make_tsig_record};
+use hickory_proto::rr::{Name, TSigResponseContext, TSigVerifier, TSigner};
 
 /// Seconds of clock difference accepted (RFC 8945 §10 recommends 300).
 const FUDGE: u16 = 300;
@@ -46,7 +48,22 @@ pub enum Checked {
         mac: Vec<u8>,
         /// The key name the request used (a BADKEY response names it back).
         key: Name,
+        /// The request's time signed (a BADTIME response repeats it).
+        time: u64,
     },
+    /// No TSIG at all: NOTAUTH, with nothing to sign it with.
+    Unsigned,
+}
+
+impl Checked {
+    /// `None` when valid; else the refusal: `Some(None)` unsigned, `Some(Some(e))` TSIG error `e`.
+    pub fn refusal(&self) -> Option<Option<&TsigError>> {
+        match self {
+            Checked::Valid { .. } => None,
+            Checked::Refused { error, .. } => Some(Some(error)),
+            Checked::Unsigned => Some(None),
+        }
+    }
 }
 
 fn now() -> u64 {
@@ -118,22 +135,25 @@ impl Key {
         self.signer.signer_name()
     }
 
+    /// Signs a request of ours (a NOTIFY); the verifier checks the answer to it.
+    pub fn sign_request(&self, m: &mut Message) -> Result<TSigVerifier, String> {
+        m.finalize(&self.signer, now())
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| "no verifier".to_string())
+    }
+
     /// Checks a request that carries a TSIG record (`msg` its bytes).
     pub fn check(&self, msg: &[u8], request: &Message) -> Checked {
         let id = request.metadata.id;
         let Some(sig) = request.signature.as_ref() else {
-            return Checked::Refused {
-                error: TsigError::BadSig,
-                id,
-                mac: Vec::new(),
-                key: self.name().clone(),
-            };
+            return Checked::Unsigned;
         };
         let refused = |error, mac| Checked::Refused {
             error,
             id,
             mac,
             key: sig.name.clone(),
+            time: sig.data.time,
         };
         if sig.name != *self.signer.signer_name() || sig.data.algorithm != *self.signer.algorithm()
         {
@@ -146,26 +166,36 @@ impl Key {
         }
     }
 
-    /// The signature state of one transfer's responses.
-    pub fn session(&self, checked: &Checked) -> Session {
-        let (id, mac) = match checked {
-            Checked::Valid { mac, id } | Checked::Refused { mac, id, .. } => (*id, mac.clone()),
+    /// The signature state of one transfer's responses; `None` for an unsigned request.
+    pub fn session(&self, checked: &Checked) -> Option<Session> {
+        let (id, mac, key, error, time) = match checked {
+            Checked::Unsigned => return None,
+            Checked::Valid { mac, id } => (*id, mac, self.name(), None, now()),
+            Checked::Refused {
+                error,
+                id,
+                mac,
+                key,
+                time,
+            } => {
+                // BADTIME repeats the request's time signed; ours goes in the other data (§5.2.3).
+                let t = if *error == TsigError::BadTime {
+                    *time
+                } else {
+                    now()
+                };
+                (*id, mac, key, Some(*error), t)
+            }
         };
-        Session {
-            key: match checked {
-                Checked::Refused { key, .. } => key.clone(),
-                Checked::Valid { .. } => self.name().clone(),
-            },
+        Some(Session {
+            key: key.clone(),
             signer: self.signer.clone(),
             id,
-            prior: mac,
+            prior: mac.clone(),
             first: true,
-            time: now(),
-            error: match checked {
-                Checked::Valid { .. } => None,
-                Checked::Refused { error, .. } => Some(*error),
-            },
-        }
+            time,
+            error,
+        })
     }
 }
 
@@ -195,6 +225,27 @@ impl Session {
             Some(TsigError::BadSig) => {
                 TSigResponseContext::bad_signature(self.id, self.time, self.signer.clone())
                     .sign(&unsigned)
+            }
+            Some(TsigError::BadTime) => {
+                let now = now().to_be_bytes()[2..].to_vec();
+                let stub = TSIG::new(
+                    TsigAlgorithm::HmacSha256,
+                    self.time,
+                    FUDGE,
+                    Vec::new(),
+                    self.id,
+                    Some(TsigError::BadTime),
+                    now,
+                );
+                let tbs = self
+                    .signer
+                    .encode_response_tbs(&self.prior, &unsigned, &stub)
+                    .map_err(|e| e.to_string())?;
+                let mac = self.signer.sign(&tbs).map_err(|e| e.to_string())?;
+                Ok(Box::new(make_tsig_record(
+                    self.signer.signer_name().clone(),
+                    stub.set_mac(mac),
+                )))
             }
             _ if self.first => TSigResponseContext::new(
                 self.id,

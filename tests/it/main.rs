@@ -21,3 +21,4 @@ mod service_units;
 mod store;
 mod transfer;
 mod transfer_clients;
+mod transfer_tsig;

@@ -291,6 +291,7 @@ fn write_status(dir: &Path, listen: SocketAddr, counters: CountersSnapshot, stam
             reverse_zone: None,
             serial: 7,
             secondaries: Vec::new(),
+            transfers: None,
             record_digest: None,
             records: 1,
             generation: None,

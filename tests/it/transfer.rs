@@ -168,6 +168,7 @@ fn start_knot(
     key: Option<Key>,
 ) -> (SocketAddr, Proc) {
     std::fs::create_dir_all(dir.join("storage")).unwrap();
+    // With a key, NOTIFY too is taken only signed with it.
     let (key_section, key_ref) = match key {
         Some((n, secret)) => (
             format!("key:\n  - id: {n}\n    algorithm: hmac-sha256\n    secret: {secret}\n"),
@@ -195,7 +196,7 @@ fn start_knot(
              log:\n  - target: stderr\n    any: info\n\
              {key_section}\
              remote:\n  - id: pigsty\n    address: {p}\n    via: {via}\n{key_ref}\
-             acl:\n  - id: notify\n    address: 127.0.0.1\n    action: notify\n\
+             acl:\n  - id: notify\n    address: 127.0.0.1\n    action: notify\n{key_ref}\
              template:\n  - id: default\n    storage: \"{k}\"\n    zonefile-sync: -1\n    \
              zonefile-load: {load}\n    journal-content: changes\n    master: pigsty\n    acl: notify\n\
              zone:\n  - domain: pigsty.test\n    file: \"{f}\"\n  - domain: 10.10.10.in-addr.arpa\n    \
@@ -237,7 +238,7 @@ fn start_nsd(
     for z in ["pigsty.test", "10.10.10.in-addr.arpa"] {
         write!(
             zones,
-            "zone:\n    name: {z}\n    request-xfr: {p} {key_ref}\n    allow-notify: 127.0.0.1 NOKEY\n    \
+            "zone:\n    name: {z}\n    request-xfr: {p} {key_ref}\n    allow-notify: 127.0.0.1 {key_ref}\n    \
              outgoing-interface: {via}\n"
         )
         .unwrap();
@@ -487,15 +488,44 @@ fn start_run(dir: &Path, key: Option<Key>, extra: &[&str], fourth: Fourth) -> Ru
     }
 }
 
+/// Asks the Knot behind control socket `sock` to refresh `zones` at once (not at its refresh timer).
+fn knot_refresh(sock: &Path, zones: &[&str]) {
+    for z in zones {
+        let out = std::process::Command::new(find_program("knotc"))
+            .args(["-s", sock.to_str().unwrap(), "zone-refresh", z])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "knotc: {out:?}");
+    }
+}
+
 /// Asks the Knot behind control socket `sock` to refresh the forward zone; true once its log
-/// says `refused` (within 10 s).
-fn refresh_is_refused(sock: &Path, knot: &Proc) -> bool {
-    let out = std::process::Command::new(find_program("knotc"))
-        .args(["-s", sock.to_str().unwrap(), "zone-refresh", "pigsty.test"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "knotc: {out:?}");
-    wait_log(knot, "refused", Duration::from_secs(10))
+/// says `why` (the error it was answered with, within 10 s).
+fn refresh_is_refused(sock: &Path, knot: &Proc, why: &str) -> bool {
+    knot_refresh(sock, &["pigsty.test"]);
+    wait_log(knot, why, Duration::from_secs(10))
+}
+
+/// pigsty-dns's transfer counters from its status file, once `ready` holds of them (bounded wait).
+fn transfer_counters(
+    state: &Path,
+    ready: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let st: serde_json::Value = std::fs::read(state.join("status.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        if ready(&st) || Instant::now() > deadline {
+            return st;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn count(st: &serde_json::Value, field: &str) -> u64 {
+    st["transfers"][field].as_u64().unwrap_or(0)
 }
 
 #[test]
@@ -580,7 +610,7 @@ fn knot_nsd_and_bind_follow_every_swap() {
     let last = SWAPS + 1;
 
     // The secondary that may not transfer: asked to refresh, it is refused and keeps serial 1.
-    let refused = refresh_is_refused(&dir.join("denied/knot.sock"), &denied.proc_);
+    let refused = refresh_is_refused(&dir.join("denied/knot.sock"), &denied.proc_, "refused");
     let denied_log = denied.proc_.log_text();
     assert_eq!(
         soa_serial(denied.addr, ZONE),
@@ -648,16 +678,131 @@ fn knot_nsd_and_bind_follow_every_swap() {
     };
     for s in &secondaries {
         assert!(
-            st.stdout
-                .contains(&format!("secondary {}: acknowledged serial {last}", s.addr)),
+            st.stdout.contains(&format!(
+                "secondary {}: acknowledged serial {last},",
+                s.addr
+            )),
             "status does not show {} on {last}:\n{}",
             s.name,
             st.stdout
         );
     }
+    // What the server counted: each secondary began with both zones whole, then followed every swap
+    // of both zones incrementally (logged per transfer above; counted here).
+    let want_ixfr = 3 * 2 * u64::from(SWAPS) * 9 / 10;
+    let st = transfer_counters(&state, |st| count(st, "ixfr") >= want_ixfr);
+    let t = &st["transfers"];
+    assert!(count(&st, "ixfr") >= want_ixfr, "{t}");
+    assert!(
+        count(&st, "axfr") + count(&st, "ixfr_as_axfr") >= 3 * 2,
+        "{t}"
+    );
+    // BIND keeps its zones in files across a restart (Knot here keeps only changes in its journal).
+    let bind = secondaries.remove(2);
+    pruned_serial_gets_the_full_zone(dir, &state, &records, &pig, bind, last);
     drop(secondaries);
     drop(denied);
     drop(pig);
+}
+
+/// BIND stopped on serial `last` misses [`pigsty_dns::store::KEEP`] + 1 swaps, so `last` is pruned from
+/// the history; the NOTIFYs it misses are failures in `status` and the log. Restarted from its zone
+/// files, its IXFR from `last` is answered with the whole zone (counted as such), and it is current again.
+fn pruned_serial_gets_the_full_zone(
+    dir: &Path,
+    state: &Path,
+    records: &Path,
+    pig: &Proc,
+    bind: Secondary,
+    last: u32,
+) {
+    let addr = bind.addr;
+    drop(bind);
+    let before = transfer_counters(state, |_| true);
+    let missed = last + pigsty_dns::store::KEEP as u32 + 1;
+    let newest = missed;
+    for n in last + 1..=newest {
+        std::fs::write(records, yaml(n)).unwrap();
+        let r = crate::util::load(state, records, &[]);
+        assert_eq!(r.code, 0, "load {n}: {}{}", r.stdout, r.stderr);
+    }
+    let bind_status = |st: &serde_json::Value| {
+        st["secondaries"]
+            .as_array()
+            .and_then(|a| a.iter().find(|s| s["address"] == addr.to_string()))
+            .cloned()
+            .unwrap_or_default()
+    };
+    // Every try of the newest NOTIFY (15.5 s of back-off) unanswered: a failure.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let st = loop {
+        let st = transfer_counters(state, |_| true);
+        if bind_status(&st)["failures"].as_u64() >= Some(1) || Instant::now() > deadline {
+            break st;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let ks = bind_status(&st);
+    assert!(ks["failures"].as_u64() >= Some(1), "{ks}");
+    assert!(
+        ks["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("NOTIFY") && e.contains("5 tries")),
+        "{ks}"
+    );
+    let text = crate::util::run(&["status", "--state-dir", state.to_str().unwrap()]);
+    assert!(
+        text.stdout
+            .lines()
+            .any(|l| l.contains(&format!("secondary {addr}:")) && l.contains("last error: NOTIFY")),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        pig.log_text().contains(&format!("secondary={addr}")),
+        "no NOTIFY failure logged"
+    );
+
+    // Restarted, BIND loads serial `last` from its files; it refreshes by its files' age, so the next
+    // swap's NOTIFY is what makes it ask.
+    let bdir = dir.join("named");
+    let conf = bdir.join("named.conf");
+    let mut bind = Secondary {
+        name: "bind (restarted)",
+        addr,
+        proc_: Proc::start(
+            "named",
+            &find_program("named"),
+            &["-g", "-n", "1", "-c", conf.to_str().unwrap()],
+            bdir.join("named-restarted.log"),
+        ),
+    };
+    bind.wait_serial(last, START_WAIT);
+    let newest = newest + 1;
+    std::fs::write(records, yaml(newest)).unwrap();
+    let r = crate::util::load(state, records, &[]);
+    assert_eq!(r.code, 0, "load {newest}: {}{}", r.stdout, r.stderr);
+    bind.wait_serial(newest, SYNC_WAIT);
+    let log = bind.proc_.log_text();
+    assert!(
+        log.contains(&format!("loaded serial {last}")),
+        "{}",
+        tail(&log, 30)
+    );
+    let after = transfer_counters(state, |st| {
+        count(st, "ixfr_as_axfr") >= count(&before, "ixfr_as_axfr") + 2
+    });
+    assert!(
+        count(&after, "ixfr_as_axfr") >= count(&before, "ixfr_as_axfr") + 2,
+        "the IXFRs from pruned serial {last} were not answered whole: before {}, after {}",
+        before["transfers"],
+        after["transfers"]
+    );
+    eprintln!(
+        "transfer: bind missed {} swaps, its NOTIFY failure shown in status; restarted on {last}, its IXFR answered with the whole zone; counters {}",
+        missed - last,
+        after["transfers"]
+    );
 }
 
 #[test]
@@ -717,7 +862,8 @@ fn tsig_signed_transfers_and_a_secondary_without_the_key_is_refused() {
     for s in &secondaries {
         failures.extend(compare(primary, s, &cases));
     }
-    let refused = refresh_is_refused(&dir.join("nokey/knot.sock"), &nokey.proc_);
+    // Unsigned, its IXFR and AXFR are NOTAUTH.
+    let refused = refresh_is_refused(&dir.join("nokey/knot.sock"), &nokey.proc_, "'notauth'");
     let log = nokey.proc_.log_text();
     assert!(
         refused,
@@ -747,6 +893,21 @@ fn tsig_signed_transfers_and_a_secondary_without_the_key_is_refused() {
         incremental >= 3 * 2 * 2,
         "{incremental} incremental transfers"
     );
+    // The signed NOTIFY of serial 3 acknowledged by every secondary (Knot and NSD take none unsigned);
+    // the keyless Knot's IXFR and AXFR counted as unsigned refusals.
+    let st = transfer_counters(&state, |st| {
+        count(st, "tsig_unsigned") >= 2
+            && st["secondaries"]
+                .as_array()
+                .is_some_and(|a| a.iter().all(|s| s["acknowledged_serial"] == 3))
+    });
+    for s in st["secondaries"].as_array().unwrap() {
+        assert_eq!(s["acknowledged_serial"], 3, "{s}");
+        assert_eq!(s["failures"], 0, "{s}");
+    }
+    assert!(count(&st, "tsig_unsigned") >= 2, "{}", st["transfers"]);
+    assert!(count(&st, "ixfr") >= 3 * 2 * 2, "{}", st["transfers"]);
+    assert_eq!(count(&st, "tsig_badsig") + count(&st, "tsig_badkey"), 0);
     drop(secondaries);
     drop(nokey);
     drop(pig);
