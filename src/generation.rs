@@ -179,7 +179,7 @@ pub fn record_digest(
 }
 
 /// `a.b.c.d` in decimal, as `Ipv4Addr`'s `Display` writes it, without the formatting machinery.
-fn push_ipv4(out: &mut Vec<u8>, a: std::net::Ipv4Addr) {
+pub(crate) fn push_ipv4(out: &mut Vec<u8>, a: std::net::Ipv4Addr) {
     for (i, o) in a.octets().into_iter().enumerate() {
         if i > 0 {
             out.push(b'.');
@@ -204,6 +204,18 @@ impl Generation {
         created: String,
         input: Input,
     ) -> Generation {
+        Generation::seal_set(set.clone(), ttl, negative_ttl, serial, created, input)
+    }
+
+    /// [`Generation::seal`] of a set the caller is done with: its records move, not copied.
+    pub fn seal_set(
+        set: RecordSet,
+        ttl: u32,
+        negative_ttl: u32,
+        serial: u32,
+        created: String,
+        input: Input,
+    ) -> Generation {
         let soa = Soa::for_zone(&set.zone, negative_ttl);
         let ns = vec!["localhost.".to_string()];
         let digest = record_digest(set.zone.as_str(), ttl, &soa, &ns, &set.records, &set.ptr);
@@ -216,10 +228,10 @@ impl Generation {
             ttl,
             soa,
             ns,
-            records: set.records.clone(),
-            ptr: set.ptr.clone(),
-            not_served: set.not_served.clone(),
-            skipped_hosts: set.skipped_hosts.clone(),
+            records: set.records,
+            ptr: set.ptr,
+            not_served: set.not_served,
+            skipped_hosts: set.skipped_hosts,
             record_digest: digest,
         }
     }

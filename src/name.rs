@@ -30,6 +30,12 @@ fn refuse(name: &str, reason: impl Into<String>) -> NameError {
 /// Validates a host name (LDH labels, RFC 952/1123) and returns it lowercased.
 /// Nothing is trimmed or repaired: a trailing dot, a wildcard or an underscore is refused, not dropped.
 pub fn fold_host_name(raw: &str) -> Result<String, NameError> {
+    check_host_name(raw)?;
+    Ok(raw.to_ascii_lowercase())
+}
+
+/// [`fold_host_name`]'s checks without the lowercased copy.
+pub fn check_host_name(raw: &str) -> Result<(), NameError> {
     if raw.is_empty() {
         return Err(refuse(raw, "is empty"));
     }
@@ -59,7 +65,7 @@ pub fn fold_host_name(raw: &str) -> Result<String, NameError> {
     for label in raw.split('.') {
         check_label(raw, label)?;
     }
-    Ok(raw.to_ascii_lowercase())
+    Ok(())
 }
 
 fn check_label(name: &str, label: &str) -> Result<(), NameError> {
@@ -157,14 +163,44 @@ pub fn place(name: &str, zone: &Zone) -> Placement {
     if !name.contains('.') {
         return Placement::Served(format!("{name}.{z}"));
     }
-    if name == z
-        || (name.len() > z.len()
-            && name.ends_with(z)
-            && name.as_bytes()[name.len() - z.len() - 1] == b'.')
-    {
+    if in_zone(name, z) {
         return Placement::Served(name.to_string());
     }
     Placement::OutsideZone
+}
+
+/// Where a valid input name lands, built in one allocation: the key the record set sorts it by (the
+/// served FQDN, or the folded name itself when outside the zone) and whether it is served. The same
+/// as [`fold_host_name`] then [`place`], for the 100,000 names of a large input.
+pub fn fold_and_place(valid: &str, zone: &Zone) -> (String, bool) {
+    let z = zone.as_str();
+    if !valid.contains('.') {
+        let mut key = String::with_capacity(valid.len() + 1 + z.len());
+        key.push_str(valid);
+        key.make_ascii_lowercase();
+        key.push('.');
+        key.push_str(z);
+        return (key, true);
+    }
+    let folded = valid.to_ascii_lowercase();
+    let served = in_zone(&folded, z);
+    (folded, served)
+}
+
+/// Whether a folded dotted name is the apex or under it.
+fn in_zone(name: &str, z: &str) -> bool {
+    name == z
+        || (name.len() > z.len()
+            && name.ends_with(z)
+            && name.as_bytes()[name.len() - z.len() - 1] == b'.')
+}
+
+/// Whether `name` is already a served name in canonical form (valid, lowercase, the apex or under it):
+/// what `fold_host_name` then `place` would give back unchanged, without allocating.
+pub fn is_canonical_served(name: &str, zone: &Zone) -> bool {
+    check_host_name(name).is_ok()
+        && !name.bytes().any(|b| b.is_ascii_uppercase())
+        && in_zone(name, zone.as_str())
 }
 
 #[cfg(test)]
@@ -261,5 +297,30 @@ mod tests {
         assert_eq!(place("i.pigsty", &z), Placement::OutsideZone);
         assert_eq!(place("xpigsty.test", &z), Placement::OutsideZone);
         assert_eq!(Zone::parse("Pigsty.Test.").unwrap().as_str(), "pigsty.test");
+    }
+
+    #[test]
+    fn fold_and_place_and_is_canonical_served_agree_with_fold_then_place() {
+        let z = Zone::parse("pigsty.test").unwrap();
+        for raw in [
+            "Meta",
+            "a.Pigsty.Test",
+            "pigsty.test",
+            "i.pigsty",
+            "xpigsty.test",
+            "A.B",
+        ] {
+            let folded = fold_host_name(raw).unwrap();
+            let (key, served) = fold_and_place(raw, &z);
+            match place(&folded, &z) {
+                Placement::Served(fqdn) => assert_eq!((key.as_str(), served), (&*fqdn, true)),
+                Placement::OutsideZone => assert_eq!((key, served), (folded.clone(), false)),
+            }
+            let canonical = matches!(place(&folded, &z), Placement::Served(n) if n == raw);
+            assert_eq!(is_canonical_served(raw, &z), canonical, "{raw}");
+        }
+        assert!(is_canonical_served("a.pigsty.test", &z));
+        assert!(!is_canonical_served("meta", &z));
+        assert!(!is_canonical_served("a_b.pigsty.test", &z));
     }
 }
