@@ -36,6 +36,42 @@ pub fn fold_host_name(raw: &str) -> Result<String, NameError> {
 
 /// [`fold_host_name`]'s checks without the lowercased copy.
 pub fn check_host_name(raw: &str) -> Result<(), NameError> {
+    // One pass over the bytes for the names that pass (all of them, at 100,000 a file); the rules
+    // below, one by one, say what is wrong with any other.
+    if is_ldh_name(raw.as_bytes()) {
+        return Ok(());
+    }
+    explain_host_name(raw)
+}
+
+/// LDH labels of 1-63 bytes, no label starting or ending with `-`, at most 253 bytes, no trailing dot.
+fn is_ldh_name(b: &[u8]) -> bool {
+    if b.is_empty() || b.len() > MAX_NAME_LEN {
+        return false;
+    }
+    let mut start = 0;
+    for i in 0..=b.len() {
+        if i < b.len() && b[i] != b'.' {
+            if !(b[i].is_ascii_alphanumeric() || b[i] == b'-') {
+                return false;
+            }
+            continue;
+        }
+        let label = &b[start..i];
+        if label.is_empty()
+            || label.len() > MAX_LABEL_LEN
+            || label[0] == b'-'
+            || label[label.len() - 1] == b'-'
+        {
+            return false;
+        }
+        start = i + 1;
+    }
+    true
+}
+
+/// The rules of [`check_host_name`] one by one, so that the first that fails names the problem.
+fn explain_host_name(raw: &str) -> Result<(), NameError> {
     if raw.is_empty() {
         return Err(refuse(raw, "is empty"));
     }
@@ -322,5 +358,35 @@ mod tests {
         assert!(is_canonical_served("a.pigsty.test", &z));
         assert!(!is_canonical_served("meta", &z));
         assert!(!is_canonical_served("a_b.pigsty.test", &z));
+    }
+
+    /// The one-pass check accepts exactly what the rule-by-rule check accepts.
+    #[test]
+    fn the_fast_name_check_agrees_with_the_rules() {
+        let long = [
+            "a".repeat(63),
+            "b".repeat(63),
+            "c".repeat(63),
+            "d".repeat(61),
+        ]
+        .join(".");
+        let mut cases: Vec<String> = [
+            "", "a", "A-b.C", "a.", ".a", "a..b", "-a", "a-", "a-.b", "a.-b", "a_b", "*.a", "a b",
+            "bücher", "1", "0-0", "a.b-c.d", "x/y", "é",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        cases.push(long.clone());
+        cases.push(format!("{long}a"));
+        cases.push("a".repeat(64));
+        cases.push("a".repeat(63));
+        for c in &cases {
+            assert_eq!(
+                is_ldh_name(c.as_bytes()),
+                explain_host_name(c).is_ok(),
+                "{c:?}"
+            );
+        }
     }
 }
