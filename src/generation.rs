@@ -432,6 +432,23 @@ pub fn count_file_strings(bytes: &[u8]) -> Result<(), String> {
     }
 }
 
+impl Generation {
+    /// [`count_file_strings`] of this generation's own encoding `bytes`, without reading its lines
+    /// again: a format-2 line holds the record's name and its sources, or the PTR's name.
+    pub(crate) fn check_string_count(&self, bytes: &[u8]) -> Result<(), String> {
+        if self.format == FORMAT_JSON {
+            return count_strings(bytes);
+        }
+        let lines = self.records.len()
+            + self.records.iter().map(|r| r.sources.len()).sum::<usize>()
+            + self.ptr.len();
+        if lines.saturating_add(lines::header_strings(bytes)?) > MAX_STRINGS {
+            return Err(lines::too_many());
+        }
+        Ok(())
+    }
+}
+
 /// Format 2's layout: header, lines, digest line.
 mod lines {
     use std::net::Ipv4Addr;
@@ -786,7 +803,12 @@ mod lines {
         Ok(n)
     }
 
-    fn too_many() -> String {
+    /// The JSON strings of a format-2 file's header.
+    pub(super) fn header_strings(bytes: &[u8]) -> Result<usize, String> {
+        json_strings(split(bytes)?.head)
+    }
+
+    pub(super) fn too_many() -> String {
         format!("holds more than {MAX_STRINGS} strings, the generation limit")
     }
 
@@ -1200,6 +1222,13 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\na @ 10.10.10.11 6[5]\n"), "{text}");
+        // The writer's count from the generation is the readers' count from the lines.
+        let from_lines = lines::count(&bytes).unwrap();
+        let sources: usize = g.records.iter().map(|r| r.sources.len()).sum();
+        let from_g =
+            lines::header_strings(&bytes).unwrap() + g.records.len() + sources + g.ptr.len();
+        assert_eq!(from_lines, from_g);
+        assert!(g.check_string_count(&bytes).is_ok());
         assert_eq!(Generation::decode(&bytes).unwrap(), g);
         assert_eq!(Generation::parse_unverified(&bytes).unwrap(), g);
     }

@@ -350,7 +350,7 @@ impl StateDir {
                 bytes.len()
             ))
         } else {
-            crate::generation::count_file_strings(&bytes).err()
+            g.check_string_count(&bytes).err()
         };
         if let Some(why) = over {
             return Err(StoreError::Usage {
