@@ -78,7 +78,7 @@ fn store_file(
     negative_ttl: u32,
 ) -> Result<Option<u32>, AppError> {
     let (set, input) = input::read(file, zone)?;
-    match dir.commit(&set, ttl, negative_ttl, input, false)? {
+    match dir.commit(set, ttl, negative_ttl, input, false)? {
         Outcome::Stored { generation, .. } => {
             tracing::info!(serial = generation.serial, file = %file.display(), "stored a new generation");
             Ok(Some(generation.serial))

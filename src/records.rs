@@ -5,7 +5,7 @@ use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::inventory::{Host, InputError, Inventory, VmHost};
+use crate::inventory::{Host, InputError, Inventory, Named, VmHost};
 use crate::name::{self, Placement, Zone};
 
 /// One served name. `sources` says where each mention of it came from (input paths), sorted.
@@ -86,79 +86,59 @@ impl RecordSet {
             }
         }
 
-        let mut names = Names {
-            zone,
-            by_key: BTreeMap::new(),
-        };
-        let mut node_names: HashMap<String, &str> = HashMap::new();
-        for h in &managed {
+        // Every mention in input order; checked per name here, then sorted once by key for merging and
+        // conflicts (a BTreeMap insert per name cost more than the rest of the rules together).
+        let mut mentions: Vec<Mention<'_>> = Vec::new();
+        let mut stopped: Option<InputError> = None;
+        let mut node_names: HashMap<&str, &str> = HashMap::new();
+        'hosts: for (hi, h) in managed.iter().enumerate() {
             let Some(node) = &h.node_name else { continue };
-            name::check_node_name(&node.name).map_err(|e| {
-                bad_name(
+            if let Err(e) = name::check_node_name(&node.name) {
+                stopped = Some(bad_name(
                     &node.source,
                     &e,
                     "a node name is one lowercase label; set nodename",
-                )
-            })?;
-            if let Some(prev) = node_names.insert(node.name.clone(), &node.source) {
-                return Err(InputError::new(
+                ));
+                break;
+            }
+            if let Some(prev) = node_names.insert(&node.name, &node.source) {
+                stopped = Some(InputError::new(
                     &node.source,
                     format!("{:?} is also the node name from {prev}", node.name),
                     "set a distinct nodename on one of the two hosts",
                 ));
+                break;
             }
-            names.add(&node.name, h.address, &node.source)?;
+            mentions.push(Mention::new(node, h.address, NO_GROUP, "", zone));
             // An alias equal to the node's own name merges; one listed twice is a slip worth reporting.
-            let mut own: HashMap<String, &str> = HashMap::new();
             for alias in &h.aliases {
-                let folded = name::fold_host_name(&alias.name)
-                    .map_err(|e| bad_name(&alias.source, &e, "fix the alias"))?;
-                if let Some(prev) = own.insert(folded.clone(), &alias.source) {
-                    return Err(InputError::new(
-                        &alias.source,
-                        format!("{:?} repeats {prev}", alias.name),
-                        "list each alias once",
-                    ));
+                if let Err(e) = name::check_host_name(&alias.name) {
+                    stopped = Some(bad_name(&alias.source, &e, "fix the alias"));
+                    break 'hosts;
                 }
-                names.add(&folded, h.address, &alias.source)?;
+                mentions.push(Mention::new(
+                    alias,
+                    h.address,
+                    hi,
+                    "list each alias once",
+                    zone,
+                ));
             }
         }
-        for v in &inv.vm_hosts {
-            let mut own: HashMap<String, &str> = HashMap::new();
-            for n in &v.names {
-                let folded = name::fold_host_name(&n.name)
-                    .map_err(|e| bad_name(&n.source, &e, "fix the name"))?;
-                if let Some(prev) = own.insert(folded.clone(), &n.source) {
-                    return Err(InputError::new(
-                        &n.source,
-                        format!("{:?} repeats {prev}", n.name),
-                        "list each name once per entry",
-                    ));
+        if stopped.is_none() {
+            'vm: for (vi, v) in inv.vm_hosts.iter().enumerate() {
+                for n in &v.names {
+                    if let Err(e) = name::check_host_name(&n.name) {
+                        stopped = Some(bad_name(&n.source, &e, "fix the name"));
+                        break 'vm;
+                    }
+                    let group = managed.len() + vi;
+                    let next = "list each name once per entry";
+                    mentions.push(Mention::new(n, v.address, group, next, zone));
                 }
-                names.add(&folded, v.address, &n.source)?;
             }
         }
-
-        let mut records = Vec::new();
-        let mut not_served = Vec::new();
-        for (key, entry) in names.by_key {
-            let mut sources = entry.sources;
-            sources.sort();
-            sources.dedup();
-            match entry.placement {
-                Placement::Served(fqdn) => records.push(Record {
-                    name: fqdn,
-                    address: entry.address,
-                    sources,
-                }),
-                Placement::OutsideZone => not_served.push(NotServed {
-                    name: key,
-                    address: entry.address,
-                    reason: format!("outside zone {zone}"),
-                    sources,
-                }),
-            }
-        }
+        let (records, not_served) = merge(mentions, stopped, zone)?;
         if records.len() > MAX_SERVED_NAMES {
             return Err(InputError::new(
                 "",
@@ -357,58 +337,160 @@ impl Net {
     }
 }
 
-struct Entry {
-    placement: Placement,
+/// A mention that belongs to no list whose repeats are refused (a node name).
+const NO_GROUP: usize = usize::MAX;
+
+/// One name as written at one place, with the key it lands under (the served FQDN, or the folded name
+/// itself when outside the zone).
+struct Mention<'a> {
+    key: String,
+    served: bool,
+    /// Whether the key is the input name plus the zone: with `key`, this tells two folded names apart.
+    single_label: bool,
     address: Ipv4Addr,
-    sources: Vec<String>,
+    source: &'a str,
+    /// The name as written, for the message about a repeat.
+    raw: &'a str,
+    /// What to do about a repeat.
+    next: &'static str,
+    /// The list (a host's aliases, a vm_hosts entry) in which the same name twice is an error.
+    group: usize,
+    /// Position in input order: the order in which the rules report.
+    pos: usize,
 }
 
-/// Names keyed by where they land: the served FQDN, or the name itself when outside the zone.
-struct Names<'z> {
-    zone: &'z Zone,
-    by_key: BTreeMap<String, Entry>,
-}
-
-impl Names<'_> {
-    /// Adds a folded name; the same name on the same address merges, on another address is a conflict.
-    fn add(&mut self, folded: &str, address: Ipv4Addr, source: &str) -> Result<(), InputError> {
-        let placement = name::place(folded, self.zone);
-        let key = match &placement {
-            Placement::Served(fqdn) => fqdn.clone(),
-            Placement::OutsideZone => folded.to_string(),
-        };
-        if let Some(e) = self.by_key.get_mut(&key) {
-            if e.address != address {
-                let prev = e.sources.first().map(String::as_str).unwrap_or("?");
-                return Err(InputError::new(
-                    source,
-                    format!(
-                        "name {key:?} maps to both {} ({prev}) and {address} ({source})",
-                        e.address
-                    ),
-                    "give each name one address: remove or rename one of the two",
-                ));
-            }
-            e.sources.push(source.to_string());
-            return Ok(());
+impl<'a> Mention<'a> {
+    fn new(n: &'a Named, address: Ipv4Addr, group: usize, next: &'static str, zone: &Zone) -> Self {
+        let (key, served) = name::fold_and_place(&n.name, zone);
+        Mention {
+            key,
+            served,
+            single_label: !n.name.contains('.'),
+            address,
+            source: &n.source,
+            raw: &n.name,
+            next,
+            group,
+            pos: 0,
         }
-        if self.by_key.len() >= MAX_SERVED_NAMES * 2 {
-            return Err(InputError::new(
-                source,
+    }
+}
+
+/// Merges the mentions into records (same name, same address) and reports what the rules refuse: the
+/// same name twice in one list, a name on two addresses (with the first source of that name), more than
+/// twice [`MAX_SERVED_NAMES`] names. Of those and `stopped` (the first name that failed its own checks,
+/// after the last mention) the first in input order is the error, as a pass name by name would find it.
+fn merge(
+    mut mentions: Vec<Mention<'_>>,
+    stopped: Option<InputError>,
+    zone: &Zone,
+) -> Result<(Vec<Record>, Vec<NotServed>), InputError> {
+    for (i, m) in mentions.iter_mut().enumerate() {
+        m.pos = i;
+    }
+    // Repeats within one list are neighbours in this order; input order breaks the remaining ties.
+    mentions.sort_unstable_by(|a, b| {
+        (&a.key, a.group, a.single_label, a.pos).cmp(&(&b.key, b.group, b.single_label, b.pos))
+    });
+    let mut first_error: Option<(usize, InputError)> = None;
+    let mut report = |pos: usize, e: &dyn Fn() -> InputError| {
+        if first_error.as_ref().is_none_or(|(p, _)| pos < *p) {
+            first_error = Some((pos, e()));
+        }
+    };
+    let mut firsts = Vec::new();
+    let mut start = 0;
+    while start < mentions.len() {
+        let end = start
+            + mentions[start..]
+                .iter()
+                .position(|m| m.key != mentions[start].key)
+                .unwrap_or(mentions.len() - start);
+        let group = &mentions[start..end];
+        let head = group.iter().min_by_key(|m| m.pos).unwrap_or(&group[0]);
+        firsts.push(head.pos);
+        for (i, m) in group.iter().enumerate() {
+            if i > 0 {
+                let before = &group[i - 1];
+                if m.group != NO_GROUP
+                    && (before.group, before.single_label) == (m.group, m.single_label)
+                {
+                    let prev = before.source;
+                    report(m.pos, &|| {
+                        InputError::new(m.source, format!("{:?} repeats {prev}", m.raw), m.next)
+                    });
+                    continue;
+                }
+            }
+            if m.address != head.address {
+                let key = &m.key;
+                report(m.pos, &|| {
+                    InputError::new(
+                        m.source,
+                        format!(
+                            "name {key:?} maps to both {} ({}) and {} ({})",
+                            head.address, head.source, m.address, m.source
+                        ),
+                        "give each name one address: remove or rename one of the two",
+                    )
+                });
+            }
+        }
+        start = end;
+    }
+    if firsts.len() > MAX_SERVED_NAMES * 2 {
+        let (_, &mut pos, _) = firsts.select_nth_unstable(MAX_SERVED_NAMES * 2);
+        let at = mentions
+            .iter()
+            .find(|m| m.pos == pos)
+            .map_or("", |m| m.source);
+        report(pos, &|| {
+            InputError::new(
+                at,
                 format!("is past {} names", MAX_SERVED_NAMES * 2),
                 "serve fewer names",
-            ));
-        }
-        self.by_key.insert(
-            key,
-            Entry {
-                placement,
-                address,
-                sources: vec![source.to_string()],
-            },
-        );
-        Ok(())
+            )
+        });
     }
+    match (first_error, stopped) {
+        (Some((_, e)), _) => return Err(e),
+        (None, Some(e)) => return Err(e),
+        (None, None) => {}
+    }
+    let mut records = Vec::with_capacity(firsts.len());
+    let mut not_served = Vec::new();
+    let mut start = 0;
+    while start < mentions.len() {
+        let m = &mentions[start];
+        let end = start
+            + mentions[start..]
+                .iter()
+                .position(|n| n.key != m.key)
+                .unwrap_or(mentions.len() - start);
+        let mut sources: Vec<String> = mentions[start..end]
+            .iter()
+            .map(|m| m.source.to_string())
+            .collect();
+        sources.sort();
+        sources.dedup();
+        let address = m.address;
+        if m.served {
+            records.push(Record {
+                name: std::mem::take(&mut mentions[start].key),
+                address,
+                sources,
+            });
+        } else {
+            not_served.push(NotServed {
+                name: std::mem::take(&mut mentions[start].key),
+                address,
+                reason: format!("outside zone {zone}"),
+                sources,
+            });
+        }
+        start = end;
+    }
+    Ok((records, not_served))
 }
 
 /// What changes between two sorted record lists (and their PTR lists), as a client would see it.

@@ -281,7 +281,7 @@ impl StateDir {
     /// file never lets a serial repeat and a server never sees a new generation below its own.
     pub fn commit(
         &self,
-        set: &RecordSet,
+        set: RecordSet,
         ttl: u32,
         negative_ttl: u32,
         input: Input,
@@ -304,7 +304,7 @@ impl StateDir {
                 message: "the serial space is used up (serial 4294967295 exists)".into(),
                 next: "start a new state directory".into(),
             })?;
-        let generation = Generation::seal(
+        let generation = Generation::seal_set(
             set,
             ttl,
             negative_ttl,
@@ -350,7 +350,7 @@ impl StateDir {
                 bytes.len()
             ))
         } else {
-            crate::generation::count_file_strings(&bytes).err()
+            g.check_string_count(&bytes).err()
         };
         if let Some(why) = over {
             return Err(StoreError::Usage {

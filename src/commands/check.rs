@@ -17,8 +17,8 @@ use crate::records;
 /// `check FILE`: validate only; print what would be served and what not. Writes nothing.
 pub fn run(path: &Path, zone: &Zone) -> Result<Report, AppError> {
     let (set, input) = input::read(path, zone)?;
-    let g = Generation::seal(
-        &set,
+    let g = Generation::seal_set(
+        set,
         defaults::TTL,
         defaults::NEGATIVE_TTL,
         0,

@@ -36,7 +36,7 @@ pub fn store(o: &LoadOptions<'_>) -> Result<(Report, Option<Rc<Generation>>), Ap
     check_ttls(o.ttl, o.negative_ttl)?;
     let (set, input) = input::read(o.path, o.zone)?;
     let dir = StateDir::open(&store::resolve(o.state_dir)?, !o.dry_run)?;
-    let outcome = dir.commit(&set, o.ttl, o.negative_ttl, input, o.dry_run)?;
+    let outcome = dir.commit(set, o.ttl, o.negative_ttl, input, o.dry_run)?;
     Ok(report::outcome(outcome, dir.root()))
 }
 

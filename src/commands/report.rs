@@ -27,14 +27,25 @@ pub fn served(
         .max()
         .unwrap_or(0);
     let _ = writeln!(out, "served ({}):", set_records.len());
+    // `"  {name:width$}  {address:15}  {sources}"`, written without the formatting machinery: it is
+    // one line per served name.
+    out.reserve(set_records.len() * (width + 64));
+    let mut address = Vec::with_capacity(15);
     for r in set_records {
-        let _ = writeln!(
-            out,
-            "  {:width$}  {:15}  {}",
-            r.name,
-            r.address.to_string(),
-            r.sources.join(", ")
-        );
+        out.push_str("  ");
+        pad(out, &r.name, width);
+        out.push_str("  ");
+        address.clear();
+        crate::generation::push_ipv4(&mut address, r.address);
+        pad(out, std::str::from_utf8(&address).unwrap_or(""), 15);
+        out.push_str("  ");
+        for (i, s) in r.sources.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(s);
+        }
+        out.push('\n');
     }
     if !not_served.is_empty() {
         let _ = writeln!(out, "not served ({}):", not_served.len());
@@ -55,6 +66,14 @@ pub fn served(
             "not managed: host {} (vm_skip: true at {})",
             s.address, s.source
         );
+    }
+}
+
+/// `text` left-aligned in `width` characters, as `{:width$}` writes it.
+fn pad(out: &mut String, text: &str, width: usize) {
+    out.push_str(text);
+    for _ in text.chars().count()..width {
+        out.push(' ');
     }
 }
 

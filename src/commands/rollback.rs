@@ -50,6 +50,6 @@ pub fn run(serial: u32, state_dir: Option<&Path>, dry_run: bool) -> Result<Repor
         path: format!("rollback to serial {serial} of {}", old.input.path),
         sha256: old.input.sha256.clone(),
     };
-    let outcome = dir.commit(&set, old.ttl, old.soa.minimum, input, dry_run)?;
+    let outcome = dir.commit(set, old.ttl, old.soa.minimum, input, dry_run)?;
     Ok(report::outcome(outcome, dir.root()).0)
 }

@@ -134,7 +134,7 @@ pub fn store_generation(dir: &Path, yaml: &str) {
     assert!(!set.ptr.is_empty(), "{:?}", set.ptr);
     let st = pigsty_dns::store::StateDir::open(dir, true).unwrap();
     st.commit(
-        &set,
+        set,
         60,
         5,
         pigsty_dns::generation::Input {
@@ -1227,7 +1227,7 @@ fn a_generation_without_ptrs_routes_the_reverse_zone_and_says_its_lookups_were_n
     pigsty_dns::store::StateDir::open(&d, true)
         .unwrap()
         .commit(
-            &set,
+            set,
             60,
             5,
             pigsty_dns::generation::Input {
