@@ -126,7 +126,7 @@ pub fn outcome(outcome: Outcome, root: &Path) -> (Report, Option<Rc<Generation>>
     let previous = previous.map(|p| (p.serial, p.record_digest));
     let path = path.map(|p| p.display().to_string());
     // Built only for --json: at 100,000 names the diff alone is tens of megabytes of JSON.
-    let report = Report::lazy(out, move || {
+    let report = Report::lazy_value(out, move || {
         json!({
             "format": FORMAT,
             "result": result,
