@@ -39,6 +39,7 @@ use sha2::{Digest, Sha256};
 
 use crate::name::{self, Zone};
 use crate::records::{NotServed, Ptr, Record, RecordSet, SkippedHost};
+use lines::SourceLines;
 
 /// Version of the on-disk generation format written now; a reader refuses any but this and [`FORMAT_JSON`].
 pub const FORMAT: u32 = 2;
@@ -298,10 +299,20 @@ impl Generation {
     /// [`Generation::decode`], and the self-digest the file carries (checked), so a caller that names
     /// files by it need not encode again.
     pub(crate) fn decode_with_digest(bytes: &[u8]) -> Result<(Generation, String), String> {
+        Generation::decode_checked(bytes, SourceLines::Keep)
+    }
+
+    /// [`Generation::decode_with_digest`], every check included, for a server: a format-2 record's
+    /// sources are checked but not kept (they are not served; 100,000 fewer allocations a swap).
+    pub(crate) fn decode_to_serve(bytes: &[u8]) -> Result<(Generation, String), String> {
+        Generation::decode_checked(bytes, SourceLines::Check)
+    }
+
+    fn decode_checked(bytes: &[u8], sources: SourceLines) -> Result<(Generation, String), String> {
         let (g, digest) = if lines::is_json(bytes) {
             decode_json(bytes)?
         } else {
-            lines::decode(bytes, true, true)?
+            lines::decode(bytes, true, sources)?
         };
         g.check()?;
         Ok((g, digest))
@@ -321,7 +332,7 @@ impl Generation {
         if lines::is_json(bytes) {
             return Generation::decode_with_digest(bytes);
         }
-        let (g, digest) = lines::decode(bytes, true, false)?;
+        let (g, digest) = lines::decode(bytes, true, SourceLines::Skip)?;
         if g.computed_record_digest() != g.record_digest {
             return Err("fails its record digest".into());
         }
@@ -347,7 +358,7 @@ impl Generation {
                 .map(|s| s.generation)
                 .map_err(|e| format!("is not a generation file ({e})"))
         } else {
-            lines::decode(bytes, false, true).map(|(g, _)| g)
+            lines::decode(bytes, false, SourceLines::Keep).map(|(g, _)| g)
         }
     }
 
@@ -518,6 +529,17 @@ mod lines {
         not_served: Vec<NotServed>,
         skipped_hosts: Vec<SkippedHost>,
         record_digest: String,
+    }
+
+    /// What [`decode`] does with a record's source tokens.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum SourceLines {
+        /// Checked and decoded.
+        Keep,
+        /// Checked as strictly as by `Keep`, then dropped: a server serves no source.
+        Check,
+        /// Neither read nor checked (the self-digest still covers them): for a diff base only.
+        Skip,
     }
 
     /// Format 1 starts with its one key; a format-2 header never has that key.
@@ -695,8 +717,24 @@ mod lines {
         file_len.saturating_mul(32).saturating_add(1 << 20)
     }
 
-    impl Sources<'_> {
+    impl<'t> Sources<'t> {
         fn read(&mut self, tok: &str) -> Result<String, String> {
+            let (base, digits) = self.check(tok)?;
+            Ok(match digits {
+                None => base.clone(),
+                Some(d) => {
+                    let mut s = String::with_capacity(base.len() + d.len() + 2);
+                    s.push_str(base);
+                    s.push('[');
+                    s.push_str(d);
+                    s.push(']');
+                    s
+                }
+            })
+        }
+
+        /// Every check of [`Sources::read`], budget included, without building the source.
+        fn check<'k>(&mut self, tok: &'k str) -> Result<(&'t String, Option<&'k str>), String> {
             let bad = || format!("the source {tok:?} is not a table entry as it is written");
             let (k, digits) = match tok.strip_suffix(']').and_then(|t| t.split_once('[')) {
                 Some((k, d)) if is_index(d) => (k, Some(d)),
@@ -722,18 +760,10 @@ mod lines {
                  too often)"
                     .to_string()
             })?;
-            match digits {
-                None if split_source(base).1.is_none() => Ok(base.clone()),
-                None => Err(format!("the source {base:?} is not split as it is written")),
-                Some(d) => {
-                    let mut s = String::with_capacity(base.len() + d.len() + 2);
-                    s.push_str(base);
-                    s.push('[');
-                    s.push_str(d);
-                    s.push(']');
-                    Ok(s)
-                }
+            if digits.is_none() && split_source(base).1.is_some() {
+                return Err(format!("the source {base:?} is not split as it is written"));
             }
+            Ok((base, digits))
         }
     }
 
@@ -828,13 +858,13 @@ mod lines {
     /// Parses format 2. With `verify`, the self-digest is checked on the raw bytes before anything is
     /// parsed and the header must re-encode to its bytes. The lines are read strictly (single spaces,
     /// addresses and sources only in the form [`encode_body`] writes them), so what parses is canonical.
-    /// Without `with_sources` a record's sources are neither read nor checked (the self-digest still
-    /// covers them) and come back empty: for a diff base only.
+    /// `sources` says what becomes of a record's sources.
     pub(super) fn decode(
         bytes: &[u8],
         verify: bool,
-        with_sources: bool,
+        sources: SourceLines,
     ) -> Result<(Generation, String), String> {
+        let with_sources = sources != SourceLines::Skip;
         let Parts {
             body,
             head,
@@ -884,12 +914,21 @@ mod lines {
                 let mut t = tokens(rest);
                 let name = name(t.next().transpose().map_err(&at)?, &h.zone).map_err(&at)?;
                 let address = address(t.next()).map_err(&at)?;
-                let sources = if with_sources {
-                    t.map(|tok| tok.and_then(|tok| table.read(tok)))
+                let sources = match sources {
+                    SourceLines::Keep => t
+                        .map(|tok| tok.and_then(|tok| table.read(tok)))
                         .collect::<Result<Vec<_>, _>>()
-                        .map_err(&at)?
-                } else {
-                    Vec::new()
+                        .map_err(&at)?,
+                    SourceLines::Check => {
+                        let mut n = 0;
+                        for tok in t {
+                            table.check(tok.map_err(&at)?).map_err(&at)?;
+                            n += 1;
+                        }
+                        strings += n;
+                        Vec::new()
+                    }
+                    SourceLines::Skip => Vec::new(),
                 };
                 strings += 1 + sources.len();
                 records.push(Record {
@@ -1138,7 +1177,13 @@ mod tests {
         let refused = |body: String, why: &str| {
             let e = Generation::decode(&resealed(&body)).unwrap_err();
             assert!(e.contains(why), "{e} (wanted {why:?}) for\n{body}");
+            // The server's read, which does not keep the sources, refuses it for the same reason.
+            let bytes = resealed(&body);
+            assert_eq!(Generation::decode_to_serve(&bytes).unwrap_err(), e);
         };
+        let (served, _) = Generation::decode_to_serve(&g.encode()).unwrap();
+        assert!(served.records.iter().all(|r| r.sources.is_empty()));
+        assert_eq!(served.record_digest, g.record_digest);
         // Lines swapped: each is canonical, the order is not.
         let a = "a a.b 10.10.10.11 0\n";
         let m = "a meta 10.10.10.10 0\n";

@@ -490,6 +490,12 @@ fn check_named(path: &Path, owner: u32, decode: Decode) -> Result<Generation, St
     }
 }
 
+/// [`check_file`] for the server: every check, the records' sources not kept
+/// ([`Generation::decode_to_serve`]).
+pub fn check_file_to_serve(path: &Path) -> Result<Generation, String> {
+    check_named(path, euid(), Generation::decode_to_serve)
+}
+
 /// [`check_file`] with the contents read only as `load`'s diff base ([`Generation::decode_diff_base`]):
 /// the same file, name, self-digest and record-digest checks, not the per-record ones.
 fn diff_base(path: &Path) -> Result<Generation, String> {
