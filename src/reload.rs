@@ -112,7 +112,7 @@ impl Live {
             {
                 continue;
             }
-            match self.accept(store::check_file(&path)) {
+            match self.accept(store::check_file_to_serve(&path)) {
                 Ok((g, view)) => {
                     self.view.store(Arc::new(view));
                     tracing::info!(

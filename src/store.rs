@@ -291,7 +291,7 @@ impl StateDir {
         // Names only, then files newest first until one checks out: the older files are not read, so a
         // small change costs one read of the previous generation, not of the whole history.
         let files = self.list()?;
-        let previous = files.iter().find_map(|(_, p)| check_file(p).ok());
+        let previous = files.iter().find_map(|(_, p)| diff_base(p).ok());
         let server = status_file::read(&self.root);
         let served = server.as_ref().map(|s| s.serial).unwrap_or(0);
         let next = files
@@ -316,12 +316,22 @@ impl StateDir {
             .as_ref()
             .filter(|s| s.is_running())
             .map(|s| s.record_digest.as_deref());
-        if let Some(p) = previous.as_ref().filter(|p| {
+        let unchanged = |p: &Generation| {
             p.record_digest == generation.record_digest
                 && live_digest.is_none_or(|d| d == Some(p.record_digest.as_str()))
-        }) {
-            return Ok(Outcome::Unchanged { serial: p.serial });
-        }
+        };
+        // "Unchanged" stores nothing, so it rests on a fully checked file: the newest that checks out
+        // in full (the diff base is not checked against `load`'s rules; see `decode_diff_base`).
+        let previous = match previous {
+            Some(p) if unchanged(&p) => {
+                let good = files.iter().find_map(|(_, p)| check_file(p).ok());
+                if let Some(g) = good.as_ref().filter(|g| unchanged(g)) {
+                    return Ok(Outcome::Unchanged { serial: g.serial });
+                }
+                good
+            }
+            other => other,
+        };
         if dry_run {
             return Ok(Outcome::WouldStore {
                 generation,
@@ -457,11 +467,17 @@ pub fn check_file(path: &Path) -> Result<Generation, String> {
 
 /// `check_file` for a file that must belong to `owner` (root reading a daemon user's state dir).
 pub fn check_file_of(path: &Path, owner: u32) -> Result<Generation, String> {
+    check_named(path, owner, Generation::decode_with_digest)
+}
+
+type Decode = fn(&[u8]) -> Result<(Generation, String), String>;
+
+fn check_named(path: &Path, owner: u32, decode: Decode) -> Result<Generation, String> {
     let name = path.file_name().and_then(|n| n.to_str());
     let Some((serial, digest_prefix)) = name.and_then(parse_file_name) else {
         return Err("is not named like a generation file".into());
     };
-    let (g, self_digest) = read_checked(path, owner)?;
+    let (g, self_digest) = read_checked(path, owner, decode)?;
     if g.serial != serial {
         Err(format!(
             "holds serial {} under the name of serial {serial}",
@@ -474,14 +490,26 @@ pub fn check_file_of(path: &Path, owner: u32) -> Result<Generation, String> {
     }
 }
 
+/// [`check_file`] for the server: every check, the records' sources not kept
+/// ([`Generation::decode_to_serve`]).
+pub fn check_file_to_serve(path: &Path) -> Result<Generation, String> {
+    check_named(path, euid(), Generation::decode_to_serve)
+}
+
+/// [`check_file`] with the contents read only as `load`'s diff base ([`Generation::decode_diff_base`]):
+/// the same file, name, self-digest and record-digest checks, not the per-record ones.
+fn diff_base(path: &Path) -> Result<Generation, String> {
+    check_named(path, euid(), Generation::decode_diff_base)
+}
+
 /// Reads one generation file only if it is a regular file of ours, mode 0600, one link, not too large,
 /// and its contents check out.
 pub fn read_generation(path: &Path) -> Result<Generation, String> {
-    read_checked(path, euid()).map(|(g, _)| g)
+    read_checked(path, euid(), Generation::decode_with_digest).map(|(g, _)| g)
 }
 
 /// [`read_generation`] for a file that must belong to `owner`, and the self-digest the file carries.
-fn read_checked(path: &Path, owner: u32) -> Result<(Generation, String), String> {
+fn read_checked(path: &Path, owner: u32, decode: Decode) -> Result<(Generation, String), String> {
     let f = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -525,7 +553,7 @@ fn read_checked(path: &Path, owner: u32) -> Result<(Generation, String), String>
     f.take(MAX_GENERATION_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot be read ({e})"))?;
-    Generation::decode_with_digest(&bytes)
+    decode(&bytes)
 }
 
 #[cfg(test)]

@@ -711,3 +711,33 @@ fn a_changed_format_2_file_is_refused_with_the_same_reasons() {
     // load refuses a state dir whose newest file is bad only by skipping it: the next serial is still 3.
     load_is_serial_3(&state, t.path());
 }
+
+/// `load` reads the newest file only as a diff base (not each record against its rules); saying
+/// `unchanged` rests on a file that checks out in full. A newest file with the same records, both
+/// digests recomputed, and a source table the encoder never writes must not be the one it points to.
+#[test]
+fn unchanged_rests_on_a_fully_checked_generation() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let a = write(t.path(), "a.yml", META);
+    assert_eq!(load(&state, &a, &[]).code, 0);
+    let first = gens(&state).pop().unwrap();
+    let text = fs::read_to_string(&first).unwrap();
+    let body = text[..text.rfind("self_digest ").unwrap()]
+        .replace("\"serial\": 1,", "\"serial\": 2,")
+        .replace(
+            "\"all.hosts[10.10.10.10].nodename\"\n",
+            "\"all.hosts[10.10.10.10].nodename\",\n    \"unused\"\n",
+        );
+    assert!(body.contains("\"unused\""), "{body}");
+    let digest = pigsty_dns::generation::sha256_of(body.as_bytes());
+    let forged = state
+        .join("generations")
+        .join(pigsty_dns::store::file_name(2, &digest));
+    fs::write(&forged, format!("{body}self_digest {digest}\n")).unwrap();
+    fs::set_permissions(&forged, fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(newest_reason(&state).contains("lists 2 sources"));
+    let r = load(&state, &a, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("unchanged (serial 1)"), "{}", r.stdout);
+}
