@@ -118,12 +118,39 @@ async fn write_out(
                 done += n;
                 lease.touch(Instant::now());
             }
+            Err(_) => {
+                // A peer that stopped reading: close with a reset, not a FIN queued behind what the
+                // kernel still holds for it (megabytes of a transfer on loopback), which an orphaned
+                // socket would keep trying to deliver for minutes.
+                reset_on_close(stream);
+                break false;
+            }
             _ => break false,
         }
     };
     lease.set_writing(false);
     out.clear();
     ok
+}
+
+/// `SO_LINGER` of zero: the close that follows sends a reset and drops the unsent data at once (it
+/// does not block: only a non-zero linger time makes `close` wait).
+fn reset_on_close(stream: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let off = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket descriptor and a `linger` of the size passed.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&off as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
 }
 
 /// One connection: 2-byte framing, pipelined queries answered in order, at most one pending message
