@@ -110,8 +110,14 @@ impl ZoneView {
         let bytes = zone.as_str().len() + g.records.iter().map(|r| r.name.len()).sum::<usize>();
         let mut names = Index::with_capacity(g.records.len() + 1, bytes);
         names.insert(zone.as_str(), Node::Empty, true);
+        // A checked generation's records are sorted, distinct and below the apex, so each is new and is
+        // placed without name compares along its probe run (`memcmp` and `Index::slot` were 42% of a
+        // swap's samples at 100,000 names). Any other order still goes through the comparing insert.
+        let mut highest = "";
         for r in &g.records {
-            names.insert(&r.name, Node::Address(r.address), true);
+            let new = r.name.as_str() > highest && r.name != zone.as_str();
+            names.insert_with(&r.name, Node::Address(r.address), true, new);
+            highest = highest.max(r.name.as_str());
         }
         let zone_suffix_len = zone.as_str().len();
         for r in &g.records {
@@ -121,7 +127,11 @@ impl ZoneView {
                 let Some((_, parent)) = rest.split_once('.') else {
                     break;
                 };
-                if parent.len() < zone_suffix_len || !names.insert(parent, Node::Empty, false) {
+                // The apex is in the index already: no probe for it (one per record directly below it).
+                if parent.len() < zone_suffix_len
+                    || parent == zone.as_str()
+                    || !names.insert(parent, Node::Empty, false)
+                {
                     break;
                 }
                 rest = parent;
@@ -259,6 +269,16 @@ impl Index {
         }
     }
 
+    /// The first free slot on `name`'s probe run.
+    fn free_slot(&self, name: &[u8]) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut i = (hash(name) as usize) & mask;
+        while self.slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        i
+    }
+
     fn get(&self, name: &[u8]) -> Option<Node> {
         match self.slots[self.slot(name)] {
             0 => None,
@@ -272,6 +292,13 @@ impl Index {
     /// Adds `name`; an existing one is replaced only with `replace`. Whether the name was new. A name
     /// over 255 octets (never in a checked generation) is not indexed, so it is never found.
     fn insert(&mut self, name: &str, node: Node, replace: bool) -> bool {
+        self.insert_with(name, node, replace, false)
+    }
+
+    /// [`Index::insert`]; with `new`, the caller knows `name` is not in the index yet, and its slot is
+    /// the first free one on its probe run (where [`Index::slot`] would find it), found without
+    /// comparing names.
+    fn insert_with(&mut self, name: &str, node: Node, replace: bool, new: bool) -> bool {
         let (Ok(len), Ok(start)) = (u8::try_from(name.len()), u32::try_from(self.arena.len()))
         else {
             return false;
@@ -280,7 +307,11 @@ impl Index {
             Node::Address(a) => Some(a),
             Node::Empty => None,
         };
-        let i = self.slot(name.as_bytes());
+        let i = if new {
+            self.free_slot(name.as_bytes())
+        } else {
+            self.slot(name.as_bytes())
+        };
         if self.slots[i] != 0 {
             if replace {
                 self.entries[self.slots[i] as usize - 1].address = address;
@@ -430,6 +461,30 @@ pub mod fixtures {
 mod tests {
     use super::fixtures::{NEG, TTL, generation, view};
     use super::*;
+
+    #[test]
+    fn records_out_of_order_repeated_or_at_the_apex_are_indexed_once_the_last_one_winning() {
+        // Never in a checked generation; the placing without compares must not be used for them.
+        let v = super::fixtures::view_with(
+            &[
+                ("b.pigsty.test", [10, 10, 10, 1]),
+                ("a.pigsty.test", [10, 10, 10, 2]),
+                ("b.pigsty.test", [10, 10, 10, 3]),
+                ("pigsty.test", [10, 10, 10, 4]),
+                ("c.pigsty.test", [10, 10, 10, 5]),
+            ],
+            7,
+        );
+        assert_eq!(v.record_count(), 4);
+        for (name, last) in [("b", 3), ("a", 2), ("c", 5)] {
+            let want = Some(Node::Address([10, 10, 10, last].into()));
+            assert_eq!(v.lookup(&format!("{name}.pigsty.test")), want, "{name}");
+        }
+        assert_eq!(
+            v.lookup("pigsty.test"),
+            Some(Node::Address([10, 10, 10, 4].into()))
+        );
+    }
 
     #[test]
     fn the_index_has_empty_non_terminals_and_the_apex() {
