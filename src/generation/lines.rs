@@ -1,0 +1,523 @@
+//! Format 2's layout: header, lines, digest line.
+
+use std::net::Ipv4Addr;
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    FORMAT, FORMAT_JSON, Generation, Input, MAX_STRINGS, NotServed, Ptr, Record, SkippedHost, Soa,
+    count_strings, json_strings, push_ipv4, sha256_hex,
+};
+
+pub(super) const DIGEST_KEY: &[u8] = b"self_digest ";
+const RECORD: &str = "a ";
+const PTR: &str = "ptr ";
+/// The header ends at the first line that is a lone `}`: pretty JSON indents every nested close, and
+/// a JSON string never holds a raw newline.
+const HEADER_END: &[u8] = b"\n}\n";
+
+/// Everything of a generation but its records and PTRs, which follow as lines. Field order is the
+/// canonical order.
+#[derive(Serialize)]
+struct HeaderOut<'a> {
+    format: u32,
+    zone: &'a str,
+    serial: u32,
+    created: &'a str,
+    input: &'a Input,
+    ttl: u32,
+    soa: &'a Soa,
+    ns: &'a [String],
+    record_lines: usize,
+    ptr_lines: usize,
+    sources: &'a [&'a str],
+    not_served: &'a [NotServed],
+    skipped_hosts: &'a [SkippedHost],
+    record_digest: &'a str,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HeaderIn {
+    format: u32,
+    zone: String,
+    serial: u32,
+    created: String,
+    input: Input,
+    ttl: u32,
+    soa: Soa,
+    ns: Vec<String>,
+    record_lines: usize,
+    ptr_lines: usize,
+    sources: Vec<String>,
+    not_served: Vec<NotServed>,
+    skipped_hosts: Vec<SkippedHost>,
+    record_digest: String,
+}
+
+/// What [`decode`] does with a record's source tokens.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SourceLines {
+    /// Checked and decoded.
+    Keep,
+    /// Checked as strictly as by `Keep`, then dropped: a server serves no source.
+    Check,
+    /// Neither read nor checked (the self-digest still covers them): for a diff base only.
+    Skip,
+}
+
+/// Format 1 starts with its one key; a format-2 header never has that key.
+pub(super) fn is_json(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"{\n  \"generation\"")
+}
+
+fn header(g: &Generation, sources: &[&str], out: &mut Vec<u8>) {
+    let h = HeaderOut {
+        format: g.format,
+        zone: &g.zone,
+        serial: g.serial,
+        created: &g.created,
+        input: &g.input,
+        ttl: g.ttl,
+        soa: &g.soa,
+        ns: &g.ns,
+        record_lines: g.records.len(),
+        ptr_lines: g.ptr.len(),
+        sources,
+        not_served: &g.not_served,
+        skipped_hosts: &g.skipped_hosts,
+        record_digest: &g.record_digest,
+    };
+    // serde_json cannot fail on these plain types.
+    let _ = serde_json::to_writer_pretty(&mut *out, &h);
+    out.push(b'\n');
+}
+
+/// A source as a table entry and, when it ends in a list index (`all.vars.vm_hosts[0].names[7]`),
+/// that index's digits: 100,000 names of one list then share one entry.
+fn split_source(s: &str) -> (&str, Option<&str>) {
+    if let Some(open) = s.strip_suffix(']').and_then(|t| t.rfind('[')) {
+        let (base, digits) = (&s[..open], &s[open + 1..s.len() - 1]);
+        if !base.is_empty() && is_index(digits) {
+            return (base, Some(digits));
+        }
+    }
+    (s, None)
+}
+
+/// Decimal digits as a list index is written: no sign, no leading zero.
+fn is_index(d: &str) -> bool {
+    !d.is_empty()
+        && d.len() <= 10
+        && d.bytes().all(|b| b.is_ascii_digit())
+        && (d == "0" || !d.starts_with('0'))
+}
+
+/// A name relative to the zone, as a zone file writes it: `@` for the apex, the labels before the
+/// zone for a name in it, and the full name with a trailing dot for any other (which no checked
+/// generation holds; it is written so that decoding can refuse it by name).
+fn push_name(out: &mut Vec<u8>, name: &str, zone: &str) {
+    if name == zone {
+        out.push(b'@');
+    } else if let Some(rel) = name
+        .strip_suffix(zone)
+        .and_then(|r| r.strip_suffix('.'))
+        .filter(|r| !r.is_empty())
+    {
+        out.extend_from_slice(rel.as_bytes());
+    } else {
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'.');
+    }
+}
+
+/// The full name of a name token, accepted only in the form [`push_name`] writes for a name in the zone.
+fn name(tok: Option<&str>, zone: &str) -> Result<String, String> {
+    let tok = tok.ok_or("a name is missing")?;
+    if tok == "@" {
+        return Ok(zone.to_string());
+    }
+    if let Some(full) = tok.strip_suffix('.') {
+        return Err(format!(
+            "has the record {full:?}, which is not a canonical name in zone {zone}"
+        ));
+    }
+    let mut full = String::with_capacity(tok.len() + 1 + zone.len());
+    full.push_str(tok);
+    full.push('.');
+    full.push_str(zone);
+    Ok(full)
+}
+
+/// The source table in order of first use, and each record's source tokens (`K` or `K[I]`).
+fn source_table(g: &Generation) -> Vec<&str> {
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut table = Vec::new();
+    for s in g.records.iter().flat_map(|r| &r.sources) {
+        let (base, _) = split_source(s);
+        index.entry(base).or_insert_with(|| {
+            table.push(base);
+            table.len() - 1
+        });
+    }
+    table
+}
+
+/// Header and lines: every byte the self-digest covers.
+pub(super) fn encode_body(g: &Generation, out: &mut Vec<u8>) {
+    let table = source_table(g);
+    header(g, &table, out);
+    let index: std::collections::HashMap<&str, usize> =
+        table.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+    for r in &g.records {
+        out.extend_from_slice(RECORD.as_bytes());
+        push_name(out, &r.name, &g.zone);
+        out.push(b' ');
+        push_ipv4(out, r.address);
+        for s in &r.sources {
+            let (base, digits) = split_source(s);
+            out.push(b' ');
+            push_decimal(out, index[base]);
+            if let Some(d) = digits {
+                out.push(b'[');
+                out.extend_from_slice(d.as_bytes());
+                out.push(b']');
+            }
+        }
+        out.push(b'\n');
+    }
+    for p in &g.ptr {
+        out.extend_from_slice(PTR.as_bytes());
+        push_ipv4(out, p.address);
+        out.push(b' ');
+        push_name(out, &p.name, &g.zone);
+        out.push(b'\n');
+    }
+}
+
+/// A table index in decimal, without the formatting machinery.
+fn push_decimal(out: &mut Vec<u8>, n: usize) {
+    let start = out.len();
+    let mut n = n;
+    loop {
+        out.push(b'0' + (n % 10) as u8);
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out[start..].reverse();
+}
+
+/// The tokens of a line, separated by single spaces.
+fn tokens(line: &str) -> impl Iterator<Item = Result<&str, String>> {
+    let mut parts = line.split(' ');
+    std::iter::from_fn(move || {
+        let tok = parts.next()?;
+        Some(if tok.is_empty() {
+            Err("two spaces in a row, or a space at an end of the line".into())
+        } else {
+            Ok(tok)
+        })
+    })
+}
+
+/// Reads the `K` / `K[I]` source tokens of a record against the header's table, accepting only what
+/// [`encode_body`] writes: table entries in order of first use, each used, an index only where the
+/// entry would not itself be split.
+struct Sources<'t> {
+    table: &'t [String],
+    /// Entries referred to so far; the next new one must be this one.
+    used: usize,
+    /// Heap the decoded sources may still take (see [`source_budget`]).
+    budget: usize,
+}
+
+/// Every reference to a table entry is a copy of it, so a short line could otherwise ask for a long
+/// entry thousands of times. The decoded sources may take at most 32 bytes of heap per byte of the
+/// file plus 1 MiB: several times what real sources need (inventory paths, at about 30 bytes a
+/// line at 100,000 names), within the verifier's bound of a small multiple of the file.
+pub(super) fn source_budget(file_len: usize) -> usize {
+    file_len.saturating_mul(32).saturating_add(1 << 20)
+}
+
+impl<'t> Sources<'t> {
+    fn read(&mut self, tok: &str) -> Result<String, String> {
+        let (base, digits) = self.check(tok)?;
+        Ok(match digits {
+            None => base.clone(),
+            Some(d) => {
+                let mut s = String::with_capacity(base.len() + d.len() + 2);
+                s.push_str(base);
+                s.push('[');
+                s.push_str(d);
+                s.push(']');
+                s
+            }
+        })
+    }
+
+    /// Every check of [`Sources::read`], budget included, without building the source.
+    fn check<'k>(&mut self, tok: &'k str) -> Result<(&'t String, Option<&'k str>), String> {
+        let bad = || format!("the source {tok:?} is not a table entry as it is written");
+        let (k, digits) = match tok.strip_suffix(']').and_then(|t| t.split_once('[')) {
+            Some((k, d)) if is_index(d) => (k, Some(d)),
+            Some(_) => return Err(bad()),
+            None => (tok, None),
+        };
+        if !is_index(k) {
+            return Err(bad());
+        }
+        let k: usize = k.parse().map_err(|_| bad())?;
+        if k > self.used || k >= self.table.len() {
+            return Err(format!(
+                "the source {tok:?} refers past the table's entries in order of first use"
+            ));
+        }
+        if k == self.used {
+            self.used += 1;
+        }
+        let base = &self.table[k];
+        let cost = base.len() + digits.map_or(0, |d| d.len() + 2) + size_of::<String>();
+        self.budget = self.budget.checked_sub(cost).ok_or_else(|| {
+            "its sources copy more text than a file of its size holds (a table entry referred to \
+             too often)"
+                .to_string()
+        })?;
+        if digits.is_none() && split_source(base).1.is_some() {
+            return Err(format!("the source {base:?} is not split as it is written"));
+        }
+        Ok((base, digits))
+    }
+}
+
+/// An address token, accepted only as `Ipv4Addr` writes it: four decimal octets, no leading zero.
+fn address(tok: Option<Result<&str, String>>) -> Result<Ipv4Addr, String> {
+    let tok = tok.ok_or("an address is missing")??;
+    let bad = || format!("{tok:?} is not an IPv4 address as it is written");
+    let mut octets = [0u8; 4];
+    let mut parts = tok.split('.');
+    for o in &mut octets {
+        let p = parts.next().ok_or_else(bad)?;
+        if p.is_empty()
+            || p.len() > 3
+            || (p.len() > 1 && p.starts_with('0'))
+            || !p.bytes().all(|b| b.is_ascii_digit())
+        {
+            return Err(bad());
+        }
+        *o = p.parse().map_err(|_| bad())?;
+    }
+    if parts.next().is_some() {
+        return Err(bad());
+    }
+    Ok(octets.into())
+}
+
+fn not_a_file(why: &str) -> String {
+    format!("is not a generation file ({why})")
+}
+
+/// A format-2 file cut into its parts.
+struct Parts<'a> {
+    /// What the self-digest covers: header and lines.
+    body: &'a [u8],
+    head: &'a [u8],
+    lines: &'a [u8],
+    digest: &'a str,
+}
+
+/// Cuts a file into its header, its lines and its self-digest, or says why its layout is wrong.
+fn split(bytes: &[u8]) -> Result<Parts<'_>, String> {
+    let Some(without_newline) = bytes.strip_suffix(b"\n") else {
+        return Err(not_a_file("it does not end with a newline"));
+    };
+    let last = without_newline
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let (body, last_line) = bytes.split_at(last);
+    let digest = last_line
+        .strip_prefix(DIGEST_KEY)
+        .and_then(|d| d.strip_suffix(b"\n"))
+        .filter(|d| d.len() == 64 && d.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .and_then(|d| std::str::from_utf8(d).ok())
+        .ok_or_else(|| not_a_file("its last line is not `self_digest <sha256>`"))?;
+    let header_end = body
+        .windows(HEADER_END.len())
+        .position(|w| w == HEADER_END)
+        .map(|i| i + HEADER_END.len())
+        .ok_or_else(|| not_a_file("it has no JSON header"))?;
+    let (head, lines) = body.split_at(header_end);
+    Ok(Parts {
+        body,
+        head,
+        lines,
+        digest,
+    })
+}
+
+/// Strings in the header plus names and sources in the lines, counted token by token: the test
+/// oracle for what the decoder counts as it reads and the writer counts from the generation.
+#[cfg(test)]
+pub(super) fn count(bytes: &[u8]) -> Result<usize, String> {
+    let Parts { head, lines, .. } = split(bytes)?;
+    let mut n = json_strings(head)?;
+    for line in String::from_utf8_lossy(lines).split_terminator('\n') {
+        // The record's name and every source, or the PTR's name: all tokens but the keyword and address.
+        n += tokens(line).count().saturating_sub(2);
+    }
+    Ok(n)
+}
+
+/// The JSON strings of a format-2 file's header.
+pub(super) fn header_strings(bytes: &[u8]) -> Result<usize, String> {
+    json_strings(split(bytes)?.head)
+}
+
+pub(super) fn too_many() -> String {
+    format!("holds more than {MAX_STRINGS} strings, the generation limit")
+}
+
+/// Parses format 2. With `verify`, the self-digest is checked on the raw bytes before anything is
+/// parsed and the header must re-encode to its bytes. The lines are read strictly (single spaces,
+/// addresses and sources only in the form [`encode_body`] writes them), so what parses is canonical.
+/// `sources` says what becomes of a record's sources.
+pub(super) fn decode(
+    bytes: &[u8],
+    verify: bool,
+    sources: SourceLines,
+) -> Result<(Generation, String), String> {
+    let with_sources = sources != SourceLines::Skip;
+    let Parts {
+        body,
+        head,
+        lines,
+        digest,
+    } = split(bytes)?;
+    if verify && sha256_hex(body) != digest {
+        return Err("fails its self-digest (the file was changed after it was sealed)".into());
+    }
+    count_strings(head)?;
+    let h: HeaderIn = serde_json::from_slice(head).map_err(|e| not_a_file(&e.to_string()))?;
+    if h.format != FORMAT {
+        return Err(format!(
+            "has format {}, this pigsty-dns reads formats {FORMAT_JSON} and {FORMAT}",
+            h.format
+        ));
+    }
+    let lines = std::str::from_utf8(lines).map_err(|_| not_a_file("a line is not UTF-8"))?;
+    let first_line = head.iter().filter(|&&b| b == b'\n').count() + 1;
+    // The header's counts size the vectors, bounded by what the bytes can hold.
+    let mut records = Vec::with_capacity(h.record_lines.min(lines.len() / 16));
+    let mut ptr = Vec::with_capacity(h.ptr_lines.min(lines.len() / 16));
+    let mut strings = 0usize;
+    // The encoder lists each source once; a repeated entry could only be written by hand.
+    let mut entries = std::collections::HashSet::with_capacity(h.sources.len());
+    if let Some(twice) = h.sources.iter().find(|s| !entries.insert(s.as_str())) {
+        return Err(format!(
+            "is not in canonical form (its header lists the source {twice:?} twice)"
+        ));
+    }
+    let mut table = Sources {
+        table: &h.sources,
+        used: 0,
+        budget: source_budget(bytes.len()),
+    };
+    for (i, line) in lines.split_terminator('\n').enumerate() {
+        let at = |why: String| {
+            format!(
+                "is not in canonical form (line {}: {why}; the file was changed after it was sealed)",
+                first_line + i
+            )
+        };
+        if let Some(rest) = line.strip_prefix(RECORD) {
+            if !ptr.is_empty() {
+                return Err(at("a record after the PTR lines".into()));
+            }
+            let mut t = tokens(rest);
+            let name = name(t.next().transpose().map_err(&at)?, &h.zone).map_err(&at)?;
+            let address = address(t.next()).map_err(&at)?;
+            let sources = match sources {
+                SourceLines::Keep => t
+                    .map(|tok| tok.and_then(|tok| table.read(tok)))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(&at)?,
+                SourceLines::Check => {
+                    let mut n = 0;
+                    for tok in t {
+                        table.check(tok.map_err(&at)?).map_err(&at)?;
+                        n += 1;
+                    }
+                    strings += n;
+                    Vec::new()
+                }
+                SourceLines::Skip => Vec::new(),
+            };
+            strings += 1 + sources.len();
+            records.push(Record {
+                name,
+                address,
+                sources,
+            });
+        } else if let Some(rest) = line.strip_prefix(PTR) {
+            let mut t = tokens(rest);
+            let address = address(t.next()).map_err(&at)?;
+            let name = name(t.next().transpose().map_err(&at)?, &h.zone).map_err(&at)?;
+            if t.next().is_some() {
+                return Err(at("a PTR line has more than an address and a name".into()));
+            }
+            strings += 1;
+            ptr.push(Ptr { address, name });
+        } else {
+            return Err(at("neither a record (`a `) nor a PTR (`ptr `) line".into()));
+        }
+        if strings > MAX_STRINGS {
+            return Err(too_many());
+        }
+    }
+    if with_sources && table.used != h.sources.len() {
+        return Err(format!(
+            "is not in canonical form (its header lists {} sources, its lines use {})",
+            h.sources.len(),
+            table.used
+        ));
+    }
+    if records.len() != h.record_lines || ptr.len() != h.ptr_lines {
+        return Err(format!(
+            "is not in canonical form (its header counts {} records and {} PTRs, its lines hold {} and {})",
+            h.record_lines,
+            h.ptr_lines,
+            records.len(),
+            ptr.len()
+        ));
+    }
+    let h_sources = h.sources;
+    let g = Generation {
+        format: h.format,
+        zone: h.zone,
+        serial: h.serial,
+        created: h.created,
+        input: h.input,
+        ttl: h.ttl,
+        soa: h.soa,
+        ns: h.ns,
+        records,
+        ptr,
+        not_served: h.not_served,
+        skipped_hosts: h.skipped_hosts,
+        record_digest: h.record_digest,
+    };
+    if verify {
+        let mut again = Vec::with_capacity(head.len());
+        let sources: Vec<&str> = h_sources.iter().map(String::as_str).collect();
+        header(&g, &sources, &mut again);
+        if again != head {
+            return Err(
+                "is not in canonical form (its header; the file was changed after it was sealed)"
+                    .into(),
+            );
+        }
+    }
+    Ok((g, digest.to_string()))
+}
