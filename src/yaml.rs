@@ -10,6 +10,8 @@ use std::rc::Rc;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Tag};
 
+mod block;
+
 /// Deepest nesting of collections accepted (Barn limits group nesting to 64).
 pub const MAX_DEPTH: usize = 64;
 /// Nodes a document may expand to, whatever it does with aliases. A 100,000-name projection needs
@@ -132,10 +134,22 @@ impl Iterator for Lookahead<'_> {
 }
 
 /// Parses exactly one YAML document. Errors are plain sentences with the line; the caller says which
-/// file. The parser streams events, so every bound applies while the file is read: nothing is buffered
-/// beyond the tree itself and at most [`MAX_LOOKAHEAD`] of text ahead of it, and an alias is expanded
-/// only when its size still fits the budget.
+/// file. A document in the plain block subset is read in one pass ([`block`]); any other, and any that
+/// might be refused, by [`full`].
 pub fn parse(text: &str) -> Result<Yaml, String> {
+    block::parse(text, node_budget(text.len())).map_or_else(|| full(text), Ok)
+}
+
+/// The tree [`block`] reads, or `None` where it leaves the document to [`full`] (for the fuzz target
+/// that compares the two).
+pub fn block_subset(text: &str) -> Option<Yaml> {
+    block::parse(text, node_budget(text.len()))
+}
+
+/// The full reader. The parser streams events, so every bound applies while the file is read: nothing
+/// is buffered beyond the tree itself and at most [`MAX_LOOKAHEAD`] of text ahead of it, and an alias
+/// is expanded only when its size still fits the budget.
+pub fn full(text: &str) -> Result<Yaml, String> {
     let mut b = Builder {
         budget: node_budget(text.len()),
         copy_budget: copy_budget(text.len()),

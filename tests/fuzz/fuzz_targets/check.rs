@@ -8,6 +8,7 @@
 //!   part of it the YAML parser may read ahead (`yaml::MAX_LOOKAHEAD`), plus `MEMORY_BASE` (counted by
 //!   the allocator, so the bound is exact, not an RSS estimate);
 //! - a refusal is an input error (exit 3) naming the file, never a runtime or usage error;
+//! - where the one-pass block reader reads the document, the full YAML reader reads it to the same tree;
 //! - what `check` accepts, the server can serve: its generation encodes, passes the generation verifier
 //!   (`Generation::decode`) unchanged, and builds a zone view that answers every record's address.
 
@@ -46,6 +47,12 @@ static FILE: LazyLock<PathBuf> = LazyLock::new(|| {
 fuzz_target!(|data: &[u8]| run(data));
 
 fn run(data: &[u8]) {
+    if let Some(fast) = std::str::from_utf8(data).ok().and_then(yaml::block_subset) {
+        let text = std::str::from_utf8(data).unwrap_or_default();
+        let full = yaml::full(text)
+            .unwrap_or_else(|e| panic!("the full reader refuses what the block reader reads: {e}"));
+        assert_eq!(format!("{fast:?}"), format!("{full:?}"), "the readers disagree");
+    }
     let zone = zones::zone();
     std::fs::write(&*FILE, data).expect("the input file is written");
     let (result, peak) = measure(|| {
