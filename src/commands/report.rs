@@ -3,6 +3,7 @@
 //! included) against the previous generation.
 
 use std::fmt::Write as _;
+use std::net::Ipv4Addr;
 use std::path::Path;
 use std::rc::Rc;
 
@@ -30,14 +31,11 @@ pub fn served(
     // `"  {name:width$}  {address:15}  {sources}"`, written without the formatting machinery: it is
     // one line per served name.
     out.reserve(set_records.len() * (width + 64));
-    let mut address = Vec::with_capacity(15);
     for r in set_records {
         out.push_str("  ");
         pad(out, &r.name, width);
         out.push_str("  ");
-        address.clear();
-        crate::generation::push_ipv4(&mut address, r.address);
-        pad(out, std::str::from_utf8(&address).unwrap_or(""), 15);
+        push_address(out, Some(r.address), 15);
         out.push_str("  ");
         for (i, s) in r.sources.iter().enumerate() {
             if i > 0 {
@@ -77,14 +75,42 @@ fn pad(out: &mut String, text: &str, width: usize) {
     }
 }
 
+/// `a` left-aligned in `width` characters (nothing for `None`), as `{:width$}` writes its
+/// `to_string()`, without that String: check and load write one per name.
+fn push_address(out: &mut String, a: Option<Ipv4Addr>, width: usize) {
+    let start = out.len();
+    if let Some(a) = a {
+        for (i, o) in a.octets().into_iter().enumerate() {
+            if i > 0 {
+                out.push('.');
+            }
+            if o >= 100 {
+                out.push(char::from(b'0' + o / 100));
+            }
+            if o >= 10 {
+                out.push(char::from(b'0' + o / 10 % 10));
+            }
+            out.push(char::from(b'0' + o % 10));
+        }
+    }
+    for _ in out.len() - start..width {
+        out.push(' ');
+    }
+}
+
 /// The reverse zone's lines: its name and one `address  name` line per PTR.
 pub fn reverse(records: &[Record], ptr: &[Ptr], out: &mut String) {
     let Some(zone) = records::reverse_zone(records).filter(|_| !ptr.is_empty()) else {
         return;
     };
     let _ = writeln!(out, "reverse zone {zone} ({} PTR):", ptr.len());
+    out.reserve(ptr.len() * 48);
     for p in ptr {
-        let _ = writeln!(out, "  {:15}  {}", p.address.to_string(), p.name);
+        out.push_str("  ");
+        push_address(out, Some(p.address), 15);
+        out.push_str("  ");
+        out.push_str(&p.name);
+        out.push('\n');
     }
 }
 
@@ -291,28 +317,30 @@ pub mod sorted {
 /// The diff lines, the not-served lines and the closing line of a load or rollback.
 fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> String {
     let mut out = String::new();
+    // One line per change, written without the formatting machinery: a first load at 100,000 names
+    // adds them all.
+    let line = |out: &mut String, sign: &str, c: &records::Change, address: Option<Ipv4Addr>| {
+        out.push_str(sign);
+        out.push_str(&c.name);
+        out.push(' ');
+        push_address(out, address, 0);
+        out.push('\n');
+    };
+    out.reserve((diff.added.len() + diff.removed.len() + diff.changed.len()) * 48);
     for c in &diff.added {
-        let _ = writeln!(
-            out,
-            "+ {} {}",
-            c.name,
-            c.new.map(|a| a.to_string()).unwrap_or_default()
-        );
+        line(&mut out, "+ ", c, c.new);
     }
     for c in &diff.removed {
-        let _ = writeln!(
-            out,
-            "- {} {}",
-            c.name,
-            c.old.map(|a| a.to_string()).unwrap_or_default()
-        );
+        line(&mut out, "- ", c, c.old);
     }
     for c in &diff.changed {
-        let (old, new) = (
-            c.old.map(|a| a.to_string()).unwrap_or_default(),
-            c.new.map(|a| a.to_string()).unwrap_or_default(),
-        );
-        let _ = writeln!(out, "~ {} {old} -> {new}", c.name);
+        out.push_str("~ ");
+        out.push_str(&c.name);
+        out.push(' ');
+        push_address(&mut out, c.old, 0);
+        out.push_str(" -> ");
+        push_address(&mut out, c.new, 0);
+        out.push('\n');
     }
     for p in &diff.ptr {
         let _ = match (&p.old, &p.new) {
@@ -499,6 +527,178 @@ pub(super) mod tests {
                     assert_eq!(report.render(true), want, "n {n} with fields");
                 }
             }
+        }
+    }
+
+    // The text as it was written before, with `to_string()` per address.
+    fn old_outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> String {
+        let mut out = String::new();
+        for c in &diff.added {
+            let _ = writeln!(
+                out,
+                "+ {} {}",
+                c.name,
+                c.new.map(|a| a.to_string()).unwrap_or_default()
+            );
+        }
+        for c in &diff.removed {
+            let _ = writeln!(
+                out,
+                "- {} {}",
+                c.name,
+                c.old.map(|a| a.to_string()).unwrap_or_default()
+            );
+        }
+        for c in &diff.changed {
+            let (old, new) = (
+                c.old.map(|a| a.to_string()).unwrap_or_default(),
+                c.new.map(|a| a.to_string()).unwrap_or_default(),
+            );
+            let _ = writeln!(out, "~ {} {old} -> {new}", c.name);
+        }
+        for p in &diff.ptr {
+            let _ = match (&p.old, &p.new) {
+                (None, Some(n)) => writeln!(out, "+ PTR {} {n}", p.address),
+                (Some(o), None) => writeln!(out, "- PTR {} {o}", p.address),
+                (Some(o), Some(n)) => writeln!(out, "~ PTR {} {o} -> {n}", p.address),
+                (None, None) => Ok(()),
+            };
+        }
+        if diff.is_empty() {
+            let _ = writeln!(out, "no name changes (zone settings changed)");
+        }
+        for n in &generation.not_served {
+            let _ = writeln!(out, "not served: {} {} ({})", n.name, n.address, n.reason);
+        }
+        let served = generation.records.len();
+        match path {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "dry run: would store serial {} ({served} names served)",
+                    generation.serial
+                );
+            }
+            Some(p) => {
+                let _ = writeln!(
+                    out,
+                    "stored serial {} ({served} names served, record digest {}) in {}",
+                    generation.serial,
+                    &generation.record_digest[..16],
+                    p.display()
+                );
+            }
+        }
+        out
+    }
+    fn old_served(
+        set_records: &[Record],
+        not_served: &[NotServed],
+        skipped: &[SkippedHost],
+        out: &mut String,
+    ) {
+        let width = set_records
+            .iter()
+            .map(|r| r.name.len())
+            .chain(not_served.iter().map(|n| n.name.len()))
+            .max()
+            .unwrap_or(0);
+        let _ = writeln!(out, "served ({}):", set_records.len());
+        // `"  {name:width$}  {address:15}  {sources}"`, written without the formatting machinery: it is
+        // one line per served name.
+        out.reserve(set_records.len() * (width + 64));
+        let mut address = Vec::with_capacity(15);
+        for r in set_records {
+            out.push_str("  ");
+            old_pad(out, &r.name, width);
+            out.push_str("  ");
+            address.clear();
+            crate::generation::push_ipv4(&mut address, r.address);
+            old_pad(out, std::str::from_utf8(&address).unwrap_or(""), 15);
+            out.push_str("  ");
+            for (i, s) in r.sources.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(s);
+            }
+            out.push('\n');
+        }
+        if !not_served.is_empty() {
+            let _ = writeln!(out, "not served ({}):", not_served.len());
+            for n in not_served {
+                let _ = writeln!(
+                    out,
+                    "  {:width$}  {:15}  {} ({})",
+                    n.name,
+                    n.address.to_string(),
+                    n.reason,
+                    n.sources.join(", ")
+                );
+            }
+        }
+        for s in skipped {
+            let _ = writeln!(
+                out,
+                "not managed: host {} (vm_skip: true at {})",
+                s.address, s.source
+            );
+        }
+    }
+    fn old_pad(out: &mut String, text: &str, width: usize) {
+        out.push_str(text);
+        for _ in text.chars().count()..width {
+            out.push(' ');
+        }
+    }
+    fn old_reverse(records: &[Record], ptr: &[Ptr], out: &mut String) {
+        let Some(zone) = records::reverse_zone(records).filter(|_| !ptr.is_empty()) else {
+            return;
+        };
+        let _ = writeln!(out, "reverse zone {zone} ({} PTR):", ptr.len());
+        for p in ptr {
+            let _ = writeln!(out, "  {:15}  {}", p.address.to_string(), p.name);
+        }
+    }
+
+    #[test]
+    fn text_is_the_same_as_written_with_to_string() {
+        for a in [
+            [0, 0, 0, 0],
+            [9, 10, 99, 100],
+            [255, 254, 199, 1],
+            [10, 0, 100, 25],
+        ] {
+            let a = Ipv4Addr::from(a);
+            for width in [0, 15] {
+                let mut out = String::new();
+                push_address(&mut out, Some(a), width);
+                assert_eq!(out, format!("{:width$}", a.to_string()));
+            }
+        }
+        let root = PathBuf::from("/st/gen-1.json");
+        for n in [0, 1, 7, 3_000] {
+            let new = sample(n, 7, 5, 4);
+            let old = sample(n, 3, 11, 3);
+            for previous in [None, Some(&old), Some(&new)] {
+                let diff = Diff::between(
+                    previous.map(|p| p.records.as_slice()).unwrap_or(&[]),
+                    &new.records,
+                )
+                .with_ptr(previous.map(|p| p.ptr.as_slice()).unwrap_or(&[]), &new.ptr);
+                for path in [None, Some(root.as_path())] {
+                    assert_eq!(
+                        outcome_text(&diff, &new, path),
+                        old_outcome_text(&diff, &new, path)
+                    );
+                }
+            }
+            let (mut out, mut want) = (String::new(), String::new());
+            served(&new.records, &new.not_served, &new.skipped_hosts, &mut out);
+            reverse(&new.records, &new.ptr, &mut out);
+            old_served(&new.records, &new.not_served, &new.skipped_hosts, &mut want);
+            old_reverse(&new.records, &new.ptr, &mut want);
+            assert_eq!(out, want);
         }
     }
 }
