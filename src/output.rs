@@ -66,7 +66,9 @@ impl<T: Serialize> Field for T {
 }
 
 /// A JSON object of borrowed fields, written with its keys sorted: the bytes `to_json` gives for the
-/// same object built as a `serde_json::Value` (whose map is a `BTreeMap`), without building it.
+/// same object built as a `serde_json::Value` (whose map is a `BTreeMap`), without building it. Only
+/// the top level is sorted here: a nested struct is written in its field order, so give it its keys
+/// sorted (as `commands::report::sorted` does) where the Value-built bytes must be kept.
 #[derive(Default)]
 pub struct Object<'a> {
     fields: Vec<(&'static str, Box<dyn Field + 'a>)>,
