@@ -34,9 +34,80 @@ enum Json {
     Same,
     Rendered(String),
     Lazy(Rc<dyn Fn() -> String>),
-    /// Built as a value, so that [`Report::set_json_fields`] adds to it without rendering and parsing
-    /// it again (a first `load --json` at 100,000 names is a diff of tens of megabytes).
-    LazyValue(Rc<dyn Fn() -> serde_json::Value>),
+    /// An [`Object`] rendered straight from the command's structs, with the fields
+    /// [`Report::set_json_fields`] added going in at their sorted place: no `serde_json::Value` tree
+    /// (a first `load --json` at 100,000 names is a diff of tens of megabytes).
+    LazyObject {
+        render: RenderObject,
+        extra: Vec<Extra>,
+    },
+}
+
+/// Renders an [`Object`] with these fields added.
+type RenderObject = Rc<dyn Fn(&[Extra]) -> String>;
+
+/// A top-level field added to a report's JSON object.
+type Extra = (&'static str, serde_json::Value);
+
+/// The map serializer of serde_json's pretty printer over a byte buffer, the one [`Object`] writes to.
+type PrettyMap<'a, 'b> =
+    serde_json::ser::Compound<'a, &'b mut Vec<u8>, serde_json::ser::PrettyFormatter<'static>>;
+
+/// A value that can be one entry of an [`Object`]: any `Serialize`, behind a non-generic method so that
+/// an object can hold values of different types.
+trait Field {
+    fn entry(&self, key: &str, map: &mut PrettyMap<'_, '_>) -> serde_json::Result<()>;
+}
+
+impl<T: Serialize> Field for T {
+    fn entry(&self, key: &str, map: &mut PrettyMap<'_, '_>) -> serde_json::Result<()> {
+        serde::ser::SerializeMap::serialize_entry(map, key, self)
+    }
+}
+
+/// A JSON object of borrowed fields, written with its keys sorted: the bytes `to_json` gives for the
+/// same object built as a `serde_json::Value` (whose map is a `BTreeMap`), without building it. Only
+/// the top level is sorted here: a nested struct is written in its field order, so give it its keys
+/// sorted (as `commands::report::sorted` does) where the Value-built bytes must be kept.
+#[derive(Default)]
+pub struct Object<'a> {
+    fields: Vec<(&'static str, Box<dyn Field + 'a>)>,
+}
+
+impl<'a> Object<'a> {
+    pub fn new() -> Object<'a> {
+        Object::default()
+    }
+
+    pub fn field(mut self, key: &'static str, value: impl Serialize + 'a) -> Object<'a> {
+        self.fields.push((key, Box::new(value)));
+        self
+    }
+
+    /// Pretty JSON with a trailing newline, `extra` added (or replacing a field of the same key).
+    fn render(self, extra: &[Extra]) -> String {
+        let mut fields = self.fields;
+        for (k, v) in extra {
+            fields.retain(|(f, _)| f != k);
+            fields.push((k, Box::new(v)));
+        }
+        fields.sort_by(|a, b| a.0.cmp(b.0));
+        let mut out = Vec::new();
+        let mut ser = serde_json::Serializer::pretty(&mut out);
+        let written =
+            serde::Serializer::serialize_map(&mut ser, Some(fields.len())).and_then(|mut map| {
+                for (k, v) in &fields {
+                    v.entry(k, &mut map)?;
+                }
+                serde::ser::SerializeMap::end(map)
+            });
+        if written.is_err() {
+            return "{}\n".into();
+        }
+        out.push(b'\n');
+        // serde_json writes only UTF-8.
+        String::from_utf8(out).unwrap_or_else(|_| "{}\n".into())
+    }
 }
 
 impl std::fmt::Debug for Report {
@@ -63,14 +134,19 @@ impl Report {
         }
     }
 
-    /// Like [`Report::lazy`] for a JSON object built as a value (a sorted map).
-    pub fn lazy_value(
+    /// Like [`Report::lazy`] for a JSON object that `build` makes of `data`'s fields, rendered with its
+    /// keys sorted (and open to [`Report::set_json_fields`] without a second render).
+    pub fn lazy_object<T: 'static>(
         text: impl Into<String>,
-        build: impl Fn() -> serde_json::Value + 'static,
+        data: T,
+        build: for<'a> fn(&'a T) -> Object<'a>,
     ) -> Report {
         Report {
             text: text.into(),
-            json: Json::LazyValue(Rc::new(build)),
+            json: Json::LazyObject {
+                render: Rc::new(move |extra| build(&data).render(extra)),
+                extra: Vec::new(),
+            },
         }
     }
 
@@ -92,7 +168,7 @@ impl Report {
             Json::Same => None,
             Json::Rendered(j) => Some(j.clone()),
             Json::Lazy(f) => Some(f()),
-            Json::LazyValue(f) => Some(to_json(&f())),
+            Json::LazyObject { render, extra } => Some(render(extra)),
         }
     }
 
@@ -105,15 +181,8 @@ impl Report {
 
     /// Adds (or replaces) top-level JSON fields, when the JSON is rendered; the object is then a sorted map.
     pub fn set_json_fields(&mut self, fields: Vec<(&'static str, serde_json::Value)>) {
-        if let Json::LazyValue(build) = &self.json {
-            let build = build.clone();
-            self.json = Json::LazyValue(Rc::new(move || {
-                let mut v = build();
-                for (k, f) in &fields {
-                    v[*k] = f.clone();
-                }
-                v
-            }));
+        if let Json::LazyObject { extra, .. } = &mut self.json {
+            extra.extend(fields);
             return;
         }
         let before = Report {
@@ -185,15 +254,21 @@ mod tests {
         assert_eq!(r.render(true), "{\n  \"a\": 1,\n  \"live\": \"live\"\n}\n");
         assert_eq!(built.get(), 1);
         assert_eq!(Report::same("x").render(true), "x");
-        // Built as a value, the fields go in without a second render: the same sorted object.
-        let mut v = Report::lazy_value("t\n", || serde_json::json!({"b": 1, "a": [2]}));
+        // An object: the added fields go in at their sorted place, without a second render.
+        let mut v = Report::lazy_object("t\n", vec![2], |a| {
+            Object::new().field("b", 1).field("a", a)
+        });
         v.set_json_fields(vec![("live", serde_json::Value::from("live"))]);
+        v.set_json_fields(vec![("b", serde_json::Value::from(3))]);
         assert_eq!(v.render(false), "t\n");
         assert_eq!(
             v.render(true),
-            "{\n  \"a\": [\n    2\n  ],\n  \"b\": 1,\n  \"live\": \"live\"\n}\n"
+            "{\n  \"a\": [\n    2\n  ],\n  \"b\": 3,\n  \"live\": \"live\"\n}\n"
         );
+        let empty = Report::lazy_object("", (), |_| Object::new());
+        assert_eq!(empty.render(true), to_json(&serde_json::json!({})));
     }
+
     use std::time::Duration;
 
     #[test]

@@ -3,15 +3,13 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde_json::json;
-
 use super::report;
 use crate::defaults;
 use crate::error::AppError;
 use crate::generation::Generation;
 use crate::input;
 use crate::name::Zone;
-use crate::output::{FORMAT, Report};
+use crate::output::{FORMAT, Object, Report};
 use crate::records;
 
 /// `check FILE`: validate only; print what would be served and what not. Writes nothing.
@@ -30,18 +28,47 @@ pub fn run(path: &Path, zone: &Zone) -> Result<Report, AppError> {
     report::reverse(&g.records, &g.ptr, &mut out);
     let _ = writeln!(out, "record digest {}", g.record_digest);
     // Built only for --json: at 100,000 names it is tens of megabytes.
-    Ok(Report::lazy(out, move || {
-        json!({
-            "format": FORMAT,
-            "valid": true,
-            "zone": g.zone,
-            "input": g.input,
-            "record_digest": g.record_digest,
-            "served": g.records,
-            "reverse_zone": records::reverse_zone(&g.records),
-            "ptr": g.ptr,
-            "not_served": g.not_served,
-            "skipped_hosts": g.skipped_hosts,
-        })
-    }))
+    Ok(Report::lazy_object(out, g, check_json))
+}
+
+fn check_json(g: &Generation) -> Object<'_> {
+    Object::new()
+        .field("format", FORMAT)
+        .field("valid", true)
+        .field("zone", &g.zone)
+        .field("input", &g.input)
+        .field("record_digest", &g.record_digest)
+        .field("served", report::sorted::records(&g.records))
+        .field("reverse_zone", records::reverse_zone(&g.records))
+        .field("ptr", &g.ptr)
+        .field("not_served", report::sorted::not_served(&g.not_served))
+        .field("skipped_hosts", &g.skipped_hosts)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn check_json_is_byte_identical_to_the_value_built_one() {
+        for n in [0, 1, 7, 3_000] {
+            let g = report::tests::sample(n, 7, 5, 0);
+            // As it was built before `Object`: a `serde_json::Value`, pretty-printed.
+            let want = crate::output::to_json(&json!({
+                "format": FORMAT,
+                "valid": true,
+                "zone": g.zone,
+                "input": g.input,
+                "record_digest": g.record_digest,
+                "served": g.records,
+                "reverse_zone": records::reverse_zone(&g.records),
+                "ptr": g.ptr,
+                "not_served": g.not_served,
+                "skipped_hosts": g.skipped_hosts,
+            }));
+            assert_eq!(Report::lazy_object("", g, check_json).render(true), want);
+        }
+    }
 }

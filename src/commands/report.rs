@@ -3,13 +3,14 @@
 //! included) against the previous generation.
 
 use std::fmt::Write as _;
+use std::net::Ipv4Addr;
 use std::path::Path;
 use std::rc::Rc;
 
 use serde_json::json;
 
 use crate::generation::Generation;
-use crate::output::{FORMAT, Report};
+use crate::output::{FORMAT, Object, Report};
 use crate::records::{self, Diff, NotServed, Ptr, Record, SkippedHost};
 use crate::store::Outcome;
 
@@ -30,14 +31,11 @@ pub fn served(
     // `"  {name:width$}  {address:15}  {sources}"`, written without the formatting machinery: it is
     // one line per served name.
     out.reserve(set_records.len() * (width + 64));
-    let mut address = Vec::with_capacity(15);
     for r in set_records {
         out.push_str("  ");
         pad(out, &r.name, width);
         out.push_str("  ");
-        address.clear();
-        crate::generation::push_ipv4(&mut address, r.address);
-        pad(out, std::str::from_utf8(&address).unwrap_or(""), 15);
+        push_address(out, Some(r.address), 15);
         out.push_str("  ");
         for (i, s) in r.sources.iter().enumerate() {
             if i > 0 {
@@ -77,14 +75,42 @@ fn pad(out: &mut String, text: &str, width: usize) {
     }
 }
 
+/// `a` left-aligned in `width` characters (nothing for `None`), as `{:width$}` writes its
+/// `to_string()`, without that String: check and load write one per name.
+fn push_address(out: &mut String, a: Option<Ipv4Addr>, width: usize) {
+    let start = out.len();
+    if let Some(a) = a {
+        for (i, o) in a.octets().into_iter().enumerate() {
+            if i > 0 {
+                out.push('.');
+            }
+            if o >= 100 {
+                out.push(char::from(b'0' + o / 100));
+            }
+            if o >= 10 {
+                out.push(char::from(b'0' + o / 10 % 10));
+            }
+            out.push(char::from(b'0' + o % 10));
+        }
+    }
+    for _ in out.len() - start..width {
+        out.push(' ');
+    }
+}
+
 /// The reverse zone's lines: its name and one `address  name` line per PTR.
 pub fn reverse(records: &[Record], ptr: &[Ptr], out: &mut String) {
     let Some(zone) = records::reverse_zone(records).filter(|_| !ptr.is_empty()) else {
         return;
     };
     let _ = writeln!(out, "reverse zone {zone} ({} PTR):", ptr.len());
+    out.reserve(ptr.len() * 48);
     for p in ptr {
-        let _ = writeln!(out, "  {:15}  {}", p.address.to_string(), p.name);
+        out.push_str("  ");
+        push_address(out, Some(p.address), 15);
+        out.push_str("  ");
+        out.push_str(&p.name);
+        out.push('\n');
     }
 }
 
@@ -123,54 +149,198 @@ pub fn outcome(outcome: Outcome, root: &Path) -> (Report, Option<Rc<Generation>>
     let out = outcome_text(&diff, &generation, path.as_deref());
     let generation = Rc::new(generation);
     let stored = path.is_some().then(|| generation.clone());
-    let previous = previous.map(|p| (p.serial, p.record_digest));
-    let path = path.map(|p| p.display().to_string());
+    let json = OutcomeJson {
+        result,
+        previous: previous.map(|p| (p.serial, p.record_digest)),
+        path: path.map(|p| p.display().to_string()),
+        state_dir,
+        diff,
+        generation,
+    };
     // Built only for --json: at 100,000 names the diff alone is tens of megabytes of JSON.
-    let report = Report::lazy_value(out, move || {
-        json!({
-            "format": FORMAT,
-            "result": result,
-            "serial": generation.serial,
-            "previous_serial": previous.as_ref().map(|p| p.0),
-            "previous_record_digest": previous.as_ref().map(|p| p.1.clone()),
-            "record_digest": generation.record_digest,
-            "state_dir": state_dir,
-            "path": path,
-            "diff": diff,
-            "served": generation.records.len(),
-            "reverse_zone": records::reverse_zone(&generation.records).filter(|_| !generation.ptr.is_empty()),
-            "ptr": generation.ptr,
-            "not_served": generation.not_served,
-        })
-    });
-    (report, stored)
+    (Report::lazy_object(out, json, outcome_json), stored)
+}
+
+/// What the JSON of a load or rollback is made of.
+struct OutcomeJson {
+    result: &'static str,
+    generation: Rc<Generation>,
+    /// Serial and record digest.
+    previous: Option<(u32, String)>,
+    state_dir: String,
+    path: Option<String>,
+    diff: Diff,
+}
+
+fn outcome_json(o: &OutcomeJson) -> Object<'_> {
+    let g = &*o.generation;
+    Object::new()
+        .field("format", FORMAT)
+        .field("result", o.result)
+        .field("serial", g.serial)
+        .field("previous_serial", o.previous.as_ref().map(|p| p.0))
+        .field("previous_record_digest", o.previous.as_ref().map(|p| &p.1))
+        .field("record_digest", &g.record_digest)
+        .field("state_dir", &o.state_dir)
+        .field("path", &o.path)
+        .field("diff", sorted::Diff(&o.diff))
+        .field("served", g.records.len())
+        .field(
+            "reverse_zone",
+            records::reverse_zone(&g.records).filter(|_| !g.ptr.is_empty()),
+        )
+        .field("ptr", &g.ptr)
+        .field("not_served", sorted::not_served(&g.not_served))
+}
+
+/// The records' JSON with the keys of every object in sorted order, as these reports have always
+/// written them (they were once built as `serde_json::Value`, whose map sorts). `Ptr`, `SkippedHost`
+/// and `Input` have their fields in sorted order already and serialize as they are.
+pub mod sorted {
+    use std::net::Ipv4Addr;
+
+    use serde::{Serialize, Serializer};
+
+    use crate::records::{self, Change, NotServed, PtrChange, Record};
+
+    /// A slice written as a JSON array of `f(item)`.
+    pub struct Seq<'a, T, U> {
+        items: &'a [T],
+        f: fn(&'a T) -> U,
+    }
+
+    impl<T, U: Serialize> Serialize for Seq<'_, T, U> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.items.iter().map(self.f))
+        }
+    }
+
+    #[derive(Serialize)]
+    pub struct RecordJson<'a> {
+        address: Ipv4Addr,
+        name: &'a str,
+        sources: &'a [String],
+    }
+
+    pub fn records(r: &[Record]) -> Seq<'_, Record, RecordJson<'_>> {
+        Seq {
+            items: r,
+            f: |r| RecordJson {
+                address: r.address,
+                name: &r.name,
+                sources: &r.sources,
+            },
+        }
+    }
+
+    #[derive(Serialize)]
+    pub struct NotServedJson<'a> {
+        address: Ipv4Addr,
+        name: &'a str,
+        reason: &'a str,
+        sources: &'a [String],
+    }
+
+    pub fn not_served(n: &[NotServed]) -> Seq<'_, NotServed, NotServedJson<'_>> {
+        Seq {
+            items: n,
+            f: |n| NotServedJson {
+                address: n.address,
+                name: &n.name,
+                reason: &n.reason,
+                sources: &n.sources,
+            },
+        }
+    }
+
+    #[derive(Serialize)]
+    pub struct ChangeJson<'a> {
+        name: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        new: Option<Ipv4Addr>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        old: Option<Ipv4Addr>,
+    }
+
+    fn changes(c: &[Change]) -> Seq<'_, Change, ChangeJson<'_>> {
+        Seq {
+            items: c,
+            f: |c| ChangeJson {
+                name: &c.name,
+                new: c.new,
+                old: c.old,
+            },
+        }
+    }
+
+    #[derive(Serialize)]
+    pub struct PtrChangeJson<'a> {
+        address: Ipv4Addr,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        new: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        old: Option<&'a str>,
+    }
+
+    /// A [`records::Diff`] with its keys (and its changes' keys) sorted; `ptr` absent when empty.
+    pub struct Diff<'a>(pub &'a records::Diff);
+
+    impl Serialize for Diff<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            #[derive(Serialize)]
+            struct DiffJson<'a> {
+                added: Seq<'a, Change, ChangeJson<'a>>,
+                changed: Seq<'a, Change, ChangeJson<'a>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                ptr: Option<Seq<'a, PtrChange, PtrChangeJson<'a>>>,
+                removed: Seq<'a, Change, ChangeJson<'a>>,
+            }
+            let d = self.0;
+            DiffJson {
+                added: changes(&d.added),
+                changed: changes(&d.changed),
+                ptr: (!d.ptr.is_empty()).then_some(Seq {
+                    items: &d.ptr,
+                    f: |p| PtrChangeJson {
+                        address: p.address,
+                        new: p.new.as_deref(),
+                        old: p.old.as_deref(),
+                    },
+                }),
+                removed: changes(&d.removed),
+            }
+            .serialize(s)
+        }
+    }
 }
 
 /// The diff lines, the not-served lines and the closing line of a load or rollback.
 fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> String {
     let mut out = String::new();
+    // One line per change, written without the formatting machinery: a first load at 100,000 names
+    // adds them all.
+    let line = |out: &mut String, sign: &str, c: &records::Change, address: Option<Ipv4Addr>| {
+        out.push_str(sign);
+        out.push_str(&c.name);
+        out.push(' ');
+        push_address(out, address, 0);
+        out.push('\n');
+    };
+    out.reserve((diff.added.len() + diff.removed.len() + diff.changed.len()) * 48);
     for c in &diff.added {
-        let _ = writeln!(
-            out,
-            "+ {} {}",
-            c.name,
-            c.new.map(|a| a.to_string()).unwrap_or_default()
-        );
+        line(&mut out, "+ ", c, c.new);
     }
     for c in &diff.removed {
-        let _ = writeln!(
-            out,
-            "- {} {}",
-            c.name,
-            c.old.map(|a| a.to_string()).unwrap_or_default()
-        );
+        line(&mut out, "- ", c, c.old);
     }
     for c in &diff.changed {
-        let (old, new) = (
-            c.old.map(|a| a.to_string()).unwrap_or_default(),
-            c.new.map(|a| a.to_string()).unwrap_or_default(),
-        );
-        let _ = writeln!(out, "~ {} {old} -> {new}", c.name);
+        out.push_str("~ ");
+        out.push_str(&c.name);
+        out.push(' ');
+        push_address(&mut out, c.old, 0);
+        out.push_str(" -> ");
+        push_address(&mut out, c.new, 0);
+        out.push('\n');
     }
     for p in &diff.ptr {
         let _ = match (&p.old, &p.new) {
@@ -206,4 +376,329 @@ fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> St
         }
     }
     out
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use std::net::Ipv4Addr;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::generation::Input;
+    use crate::name::Zone;
+    use crate::records::{RecordSet, SkippedHost};
+
+    /// `n` served names (every `drop`-th left out, every `moved`-th at another address), with PTRs,
+    /// names not served, skipped hosts and sources that JSON must escape.
+    pub(in crate::commands) fn sample(
+        n: usize,
+        drop: usize,
+        moved: usize,
+        serial: u32,
+    ) -> Generation {
+        let address = |i: usize, m: bool| {
+            Ipv4Addr::new(10, (i / 250) as u8, u8::from(m), (i % 250) as u8 + 1)
+        };
+        let records: Vec<Record> = (0..n)
+            .filter(|i| i % drop != 0)
+            .map(|i| Record {
+                name: format!("h{i:06}.pigsty.test"),
+                address: address(i, i % moved == 0),
+                sources: match i % 4 {
+                    0 => vec![],
+                    1 => vec!["/a/b.yml".into()],
+                    2 => vec!["q\"uote\\back\nline\t\u{1}\u{7f}".into(), "é/ü ✓".into()],
+                    _ => vec!["x".into(), "y".into(), "z".into()],
+                },
+            })
+            .collect();
+        let mut ptr: Vec<Ptr> = records
+            .iter()
+            .map(|r| Ptr {
+                address: r.address,
+                name: r.name.clone(),
+            })
+            .collect();
+        ptr.sort_by_key(|p| p.address);
+        let set = RecordSet {
+            zone: Zone::parse("pigsty.test").unwrap(),
+            records,
+            ptr,
+            not_served: (0..n.min(3))
+                .map(|i| NotServed {
+                    name: format!("n{i}.pigsty.test"),
+                    address: Ipv4Addr::new(192, 168, 0, i as u8),
+                    reason: format!("reason \"{i}\""),
+                    sources: vec![format!("/s/{i}")],
+                })
+                .collect(),
+            skipped_hosts: (0..n.min(2))
+                .map(|i| SkippedHost {
+                    address: Ipv4Addr::new(10, 9, 9, i as u8),
+                    source: format!("/k/{i}"),
+                })
+                .collect(),
+        };
+        let input = Input {
+            path: "/in/host.yml".into(),
+            sha256: "ab".repeat(32),
+        };
+        Generation::seal_set(set, 30, 5, serial, "2026-12-02T00:00:00Z".into(), input)
+    }
+
+    /// The JSON of a load or rollback as it was built before `Object`: a `serde_json::Value`, the
+    /// added fields set on it, pretty-printed.
+    fn old_outcome_json(
+        result: &str,
+        generation: &Generation,
+        previous: Option<&Generation>,
+        state_dir: &str,
+        path: Option<&str>,
+        fields: &[(&'static str, serde_json::Value)],
+    ) -> String {
+        let diff = Diff::between(
+            previous.map(|p| p.records.as_slice()).unwrap_or(&[]),
+            &generation.records,
+        )
+        .with_ptr(
+            previous.map(|p| p.ptr.as_slice()).unwrap_or(&[]),
+            &generation.ptr,
+        );
+        let mut v = json!({
+            "format": FORMAT,
+            "result": result,
+            "serial": generation.serial,
+            "previous_serial": previous.map(|p| p.serial),
+            "previous_record_digest": previous.map(|p| p.record_digest.clone()),
+            "record_digest": generation.record_digest,
+            "state_dir": state_dir,
+            "path": path,
+            "diff": diff,
+            "served": generation.records.len(),
+            "reverse_zone": records::reverse_zone(&generation.records).filter(|_| !generation.ptr.is_empty()),
+            "ptr": generation.ptr,
+            "not_served": generation.not_served,
+        });
+        for (k, f) in fields {
+            v[*k] = f.clone();
+        }
+        crate::output::to_json(&v)
+    }
+
+    #[test]
+    fn outcome_json_is_byte_identical_to_the_value_built_one() {
+        let root = Path::new("/st/d\"ir");
+        let path = PathBuf::from("/st/d\"ir/generations/gen-1.json");
+        let fields = vec![
+            ("live", serde_json::Value::from("live")),
+            ("server", serde_json::Value::from("127.0.0.1:5354")),
+        ];
+        for n in [0, 1, 7, 3_000] {
+            let new = sample(n, 7, 5, 4);
+            let old = sample(n, 3, 11, 3);
+            let emptied = Generation {
+                ptr: vec![],
+                ..sample(n, 2, 3, 2)
+            };
+            for previous in [None, Some(&old), Some(&emptied), Some(&new)] {
+                for stored in [true, false] {
+                    let stored_or_not = if stored {
+                        Outcome::Stored {
+                            generation: new.clone(),
+                            path: path.clone(),
+                            previous: previous.cloned(),
+                        }
+                    } else {
+                        Outcome::WouldStore {
+                            generation: new.clone(),
+                            previous: previous.cloned(),
+                        }
+                    };
+                    let (mut report, _) = outcome(stored_or_not, root);
+                    let (result, p) = if stored {
+                        ("stored", Some(path.to_str().unwrap()))
+                    } else {
+                        ("dry-run", None)
+                    };
+                    let want = old_outcome_json(result, &new, previous, "/st/d\"ir", p, &[]);
+                    assert_eq!(report.render(true), want, "n {n}");
+                    report.set_json_fields(fields.clone());
+                    let want = old_outcome_json(result, &new, previous, "/st/d\"ir", p, &fields);
+                    assert_eq!(report.render(true), want, "n {n} with fields");
+                }
+            }
+        }
+    }
+
+    // The text as it was written before, with `to_string()` per address.
+    fn old_outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> String {
+        let mut out = String::new();
+        for c in &diff.added {
+            let _ = writeln!(
+                out,
+                "+ {} {}",
+                c.name,
+                c.new.map(|a| a.to_string()).unwrap_or_default()
+            );
+        }
+        for c in &diff.removed {
+            let _ = writeln!(
+                out,
+                "- {} {}",
+                c.name,
+                c.old.map(|a| a.to_string()).unwrap_or_default()
+            );
+        }
+        for c in &diff.changed {
+            let (old, new) = (
+                c.old.map(|a| a.to_string()).unwrap_or_default(),
+                c.new.map(|a| a.to_string()).unwrap_or_default(),
+            );
+            let _ = writeln!(out, "~ {} {old} -> {new}", c.name);
+        }
+        for p in &diff.ptr {
+            let _ = match (&p.old, &p.new) {
+                (None, Some(n)) => writeln!(out, "+ PTR {} {n}", p.address),
+                (Some(o), None) => writeln!(out, "- PTR {} {o}", p.address),
+                (Some(o), Some(n)) => writeln!(out, "~ PTR {} {o} -> {n}", p.address),
+                (None, None) => Ok(()),
+            };
+        }
+        if diff.is_empty() {
+            let _ = writeln!(out, "no name changes (zone settings changed)");
+        }
+        for n in &generation.not_served {
+            let _ = writeln!(out, "not served: {} {} ({})", n.name, n.address, n.reason);
+        }
+        let served = generation.records.len();
+        match path {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "dry run: would store serial {} ({served} names served)",
+                    generation.serial
+                );
+            }
+            Some(p) => {
+                let _ = writeln!(
+                    out,
+                    "stored serial {} ({served} names served, record digest {}) in {}",
+                    generation.serial,
+                    &generation.record_digest[..16],
+                    p.display()
+                );
+            }
+        }
+        out
+    }
+    fn old_served(
+        set_records: &[Record],
+        not_served: &[NotServed],
+        skipped: &[SkippedHost],
+        out: &mut String,
+    ) {
+        let width = set_records
+            .iter()
+            .map(|r| r.name.len())
+            .chain(not_served.iter().map(|n| n.name.len()))
+            .max()
+            .unwrap_or(0);
+        let _ = writeln!(out, "served ({}):", set_records.len());
+        // `"  {name:width$}  {address:15}  {sources}"`, written without the formatting machinery: it is
+        // one line per served name.
+        out.reserve(set_records.len() * (width + 64));
+        let mut address = Vec::with_capacity(15);
+        for r in set_records {
+            out.push_str("  ");
+            old_pad(out, &r.name, width);
+            out.push_str("  ");
+            address.clear();
+            crate::generation::push_ipv4(&mut address, r.address);
+            old_pad(out, std::str::from_utf8(&address).unwrap_or(""), 15);
+            out.push_str("  ");
+            for (i, s) in r.sources.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(s);
+            }
+            out.push('\n');
+        }
+        if !not_served.is_empty() {
+            let _ = writeln!(out, "not served ({}):", not_served.len());
+            for n in not_served {
+                let _ = writeln!(
+                    out,
+                    "  {:width$}  {:15}  {} ({})",
+                    n.name,
+                    n.address.to_string(),
+                    n.reason,
+                    n.sources.join(", ")
+                );
+            }
+        }
+        for s in skipped {
+            let _ = writeln!(
+                out,
+                "not managed: host {} (vm_skip: true at {})",
+                s.address, s.source
+            );
+        }
+    }
+    fn old_pad(out: &mut String, text: &str, width: usize) {
+        out.push_str(text);
+        for _ in text.chars().count()..width {
+            out.push(' ');
+        }
+    }
+    fn old_reverse(records: &[Record], ptr: &[Ptr], out: &mut String) {
+        let Some(zone) = records::reverse_zone(records).filter(|_| !ptr.is_empty()) else {
+            return;
+        };
+        let _ = writeln!(out, "reverse zone {zone} ({} PTR):", ptr.len());
+        for p in ptr {
+            let _ = writeln!(out, "  {:15}  {}", p.address.to_string(), p.name);
+        }
+    }
+
+    #[test]
+    fn text_is_the_same_as_written_with_to_string() {
+        for a in [
+            [0, 0, 0, 0],
+            [9, 10, 99, 100],
+            [255, 254, 199, 1],
+            [10, 0, 100, 25],
+        ] {
+            let a = Ipv4Addr::from(a);
+            for width in [0, 15] {
+                let mut out = String::new();
+                push_address(&mut out, Some(a), width);
+                assert_eq!(out, format!("{:width$}", a.to_string()));
+            }
+        }
+        let root = PathBuf::from("/st/gen-1.json");
+        for n in [0, 1, 7, 3_000] {
+            let new = sample(n, 7, 5, 4);
+            let old = sample(n, 3, 11, 3);
+            for previous in [None, Some(&old), Some(&new)] {
+                let diff = Diff::between(
+                    previous.map(|p| p.records.as_slice()).unwrap_or(&[]),
+                    &new.records,
+                )
+                .with_ptr(previous.map(|p| p.ptr.as_slice()).unwrap_or(&[]), &new.ptr);
+                for path in [None, Some(root.as_path())] {
+                    assert_eq!(
+                        outcome_text(&diff, &new, path),
+                        old_outcome_text(&diff, &new, path)
+                    );
+                }
+            }
+            let (mut out, mut want) = (String::new(), String::new());
+            served(&new.records, &new.not_served, &new.skipped_hosts, &mut out);
+            reverse(&new.records, &new.ptr, &mut out);
+            old_served(&new.records, &new.not_served, &new.skipped_hosts, &mut want);
+            old_reverse(&new.records, &new.ptr, &mut want);
+            assert_eq!(out, want);
+        }
+    }
 }
