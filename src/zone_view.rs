@@ -124,9 +124,11 @@ impl ZoneView {
             // Walk up from the parent of the name to the apex; stop early once a known node is met.
             let mut rest = r.name.as_str();
             while rest.len() > zone_suffix_len {
-                let Some((_, parent)) = rest.split_once('.') else {
+                // Cut at the byte: `split_once`'s searcher cost more than these short labels.
+                let Some(dot) = rest.bytes().position(|b| b == b'.') else {
                     break;
                 };
+                let parent = &rest[dot + 1..];
                 // The apex is in the index already: no probe for it (one per record directly below it).
                 if parent.len() < zone_suffix_len
                     || parent == zone.as_str()
