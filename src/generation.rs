@@ -379,10 +379,12 @@ impl Generation {
         let mut previous: Option<&str> = None;
         for r in &self.records {
             // Checked in place: a copy of each name (folded, then placed) cost more than the decode.
-            if let Err(e) = name::check_host_name(&r.name) {
-                return Err(format!("has an invalid record name: {e}"));
-            }
+            // A canonical served name is a valid host name, so one pass settles the names that pass;
+            // for any other, the host-name rules say first what is wrong with it.
             if !name::is_canonical_served(&r.name, &zone) {
+                if let Err(e) = name::check_host_name(&r.name) {
+                    return Err(format!("has an invalid record name: {e}"));
+                }
                 return Err(format!(
                     "has the record {:?}, which is not a canonical name in zone {zone}",
                     r.name
@@ -587,6 +589,11 @@ mod tests {
                 .unwrap_err()
                 .contains("not a canonical name")
         );
+        // Not a host name at all: the host-name rule names the problem first.
+        for bad in ["a_b.pigsty.test", "-a.pigsty.test", "a-.b.pigsty.test"] {
+            let e = forged(|g| g.records[0].name = bad.into()).unwrap_err();
+            assert!(e.contains("invalid record name"), "{bad}: {e}");
+        }
         assert!(
             forged(|g| g.records.swap(0, 1))
                 .unwrap_err()

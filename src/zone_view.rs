@@ -124,9 +124,11 @@ impl ZoneView {
             // Walk up from the parent of the name to the apex; stop early once a known node is met.
             let mut rest = r.name.as_str();
             while rest.len() > zone_suffix_len {
-                let Some((_, parent)) = rest.split_once('.') else {
+                // Cut at the byte: `split_once`'s searcher cost more than these short labels.
+                let Some(dot) = rest.bytes().position(|b| b == b'.') else {
                     break;
                 };
+                let parent = &rest[dot + 1..];
                 // The apex is in the index already: no probe for it (one per record directly below it).
                 if parent.len() < zone_suffix_len
                     || parent == zone.as_str()
@@ -243,6 +245,15 @@ fn hash(name: &[u8]) -> u64 {
     h
 }
 
+/// The home slot of a hash in a table of `len` (a power of two) slots: its top bits. The low bits of
+/// a product depend only on the low bits of its factors, so with FxHash they hardly depend on the
+/// first words of a name: zone names that differ early (`host-1.pigsty.test`, `host-2.…`, their last
+/// word the same `test`) crowded into runs (a mean probe of 7 slots, 120 at most, at 100,000 names;
+/// 0.3 and 18 with the top bits).
+fn home(h: u64, len: usize) -> usize {
+    (h >> (64 - len.trailing_zeros())) as usize
+}
+
 impl Index {
     fn with_capacity(names: usize, bytes: usize) -> Index {
         Index {
@@ -259,7 +270,7 @@ impl Index {
     /// The slot holding `name`, or the free slot where it would go.
     fn slot(&self, name: &[u8]) -> usize {
         let mask = self.slots.len() - 1;
-        let mut i = (hash(name) as usize) & mask;
+        let mut i = home(hash(name), self.slots.len());
         loop {
             match self.slots[i] {
                 0 => return i,
@@ -272,7 +283,7 @@ impl Index {
     /// The first free slot on `name`'s probe run.
     fn free_slot(&self, name: &[u8]) -> usize {
         let mask = self.slots.len() - 1;
-        let mut i = (hash(name) as usize) & mask;
+        let mut i = home(hash(name), self.slots.len());
         while self.slots[i] != 0 {
             i = (i + 1) & mask;
         }
@@ -461,6 +472,45 @@ pub mod fixtures {
 mod tests {
     use super::fixtures::{NEG, TTL, generation, view};
     use super::*;
+
+    /// Slots between each name's home slot and where it sits, over the whole table.
+    fn probe_lengths(ix: &Index) -> (usize, usize) {
+        let mask = ix.slots.len() - 1;
+        let (mut total, mut most) = (0, 0);
+        for (i, &n) in ix.slots.iter().enumerate() {
+            if n != 0 {
+                let at = home(hash(ix.name(&ix.entries[n as usize - 1])), ix.slots.len());
+                let d = i.wrapping_sub(at) & mask;
+                total += d;
+                most = most.max(d);
+            }
+        }
+        (total, most)
+    }
+
+    /// The bench's names (`host-N` below the apex) spread over the table: a lookup is about one probe.
+    #[test]
+    fn names_that_differ_only_in_their_first_word_do_not_crowd_the_table() {
+        let names: Vec<String> = (0..100_000)
+            .map(|i| format!("host-{i}.pigsty.test"))
+            .collect();
+        let mut ix = Index::with_capacity(names.len(), 0);
+        for n in &names {
+            assert!(ix.insert(n, Node::Empty, false));
+        }
+        let (total, most) = probe_lengths(&ix);
+        assert!(
+            total < names.len() && most < 40,
+            "mean probe {} slots, longest {most}",
+            total as f64 / names.len() as f64
+        );
+        assert!(
+            names
+                .iter()
+                .all(|n| ix.get(n.as_bytes()) == Some(Node::Empty))
+        );
+        assert_eq!(ix.get(b"host-100000.pigsty.test"), None);
+    }
 
     #[test]
     fn records_out_of_order_repeated_or_at_the_apex_are_indexed_once_the_last_one_winning() {
