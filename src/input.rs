@@ -72,7 +72,7 @@ pub fn read(path: &Path, zone: &Zone) -> Result<(RecordSet, Input), AppError> {
         )
     })?;
     let inv = inventory::parse(text).map_err(|e| AppError::input(&shown, e))?;
-    let set = RecordSet::build(&inv, zone).map_err(|e| AppError::input(&shown, e))?;
+    let set = RecordSet::from_inventory(inv, zone).map_err(|e| AppError::input(&shown, e))?;
     let abs = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
     Ok((
         set,
