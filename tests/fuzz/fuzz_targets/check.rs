@@ -51,7 +51,11 @@ fn run(data: &[u8]) {
         let text = std::str::from_utf8(data).unwrap_or_default();
         let full = yaml::full(text)
             .unwrap_or_else(|e| panic!("the full reader refuses what the block reader reads: {e}"));
-        assert_eq!(format!("{fast:?}"), format!("{full:?}"), "the readers disagree");
+        assert_eq!(
+            format!("{fast:?}"),
+            format!("{full:?}"),
+            "the readers disagree"
+        );
     }
     let zone = zones::zone();
     std::fs::write(&*FILE, data).expect("the input file is written");
