@@ -149,50 +149,46 @@ fn name(tok: Option<&str>, zone: &str) -> Result<String, String> {
     Ok(full)
 }
 
-/// The source table in order of first use, and each record's source tokens (`K` or `K[I]`).
-fn source_table(g: &Generation) -> Vec<&str> {
-    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    let mut table = Vec::new();
-    for s in g.records.iter().flat_map(|r| &r.sources) {
-        let (base, _) = split_source(s);
-        index.entry(base).or_insert_with(|| {
-            table.push(base);
-            table.len() - 1
-        });
-    }
-    table
-}
-
 /// Header and lines: every byte the self-digest covers.
+///
+/// The lines are written first, to a buffer of their own, and the source table is built as they are
+/// (in order of first use, as the header lists it): each record's name and sources are then read
+/// once. At 100,000 names they are scattered over the heap, and a second pass to build the table
+/// first cost more in cache misses than copying the lines behind the header does.
 pub(super) fn encode_body(g: &Generation, out: &mut Vec<u8>) {
-    let table = source_table(g);
-    header(g, &table, out);
-    let index: std::collections::HashMap<&str, usize> =
-        table.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+    let mut lines = Vec::with_capacity(64 * (g.records.len() + g.ptr.len()));
+    let mut table: Vec<&str> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for r in &g.records {
-        out.extend_from_slice(RECORD.as_bytes());
-        push_name(out, &r.name, &g.zone);
-        out.push(b' ');
-        push_ipv4(out, r.address);
+        lines.extend_from_slice(RECORD.as_bytes());
+        push_name(&mut lines, &r.name, &g.zone);
+        lines.push(b' ');
+        push_ipv4(&mut lines, r.address);
         for s in &r.sources {
             let (base, digits) = split_source(s);
-            out.push(b' ');
-            push_decimal(out, index[base]);
+            let k = *index.entry(base).or_insert_with(|| {
+                table.push(base);
+                table.len() - 1
+            });
+            lines.push(b' ');
+            push_decimal(&mut lines, k);
             if let Some(d) = digits {
-                out.push(b'[');
-                out.extend_from_slice(d.as_bytes());
-                out.push(b']');
+                lines.push(b'[');
+                lines.extend_from_slice(d.as_bytes());
+                lines.push(b']');
             }
         }
-        out.push(b'\n');
+        lines.push(b'\n');
     }
     for p in &g.ptr {
-        out.extend_from_slice(PTR.as_bytes());
-        push_ipv4(out, p.address);
-        out.push(b' ');
-        push_name(out, &p.name, &g.zone);
-        out.push(b'\n');
+        lines.extend_from_slice(PTR.as_bytes());
+        push_ipv4(&mut lines, p.address);
+        lines.push(b' ');
+        push_name(&mut lines, &p.name, &g.zone);
+        lines.push(b'\n');
     }
+    header(g, &table, out);
+    out.extend_from_slice(&lines);
 }
 
 /// A table index in decimal, without the formatting machinery.
