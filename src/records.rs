@@ -621,45 +621,59 @@ pub struct Change {
 
 impl Diff {
     pub fn between(old: &[Record], new: &[Record]) -> Diff {
+        Diff::of(
+            old.iter().map(|r| (r.name.as_str(), r.address)),
+            new.iter().map(|r| (r.name.as_str(), r.address)),
+        )
+    }
+
+    /// [`Diff::between`] of two name-sorted lists of (name, address), however they are held.
+    pub fn of<'o, 'n>(
+        old: impl IntoIterator<Item = (&'o str, Ipv4Addr)>,
+        new: impl IntoIterator<Item = (&'n str, Ipv4Addr)>,
+    ) -> Diff {
+        use std::cmp::Ordering;
         let mut d = Diff::default();
-        let (mut i, mut j) = (0, 0);
-        while i < old.len() || j < new.len() {
-            let order = match (old.get(i), new.get(j)) {
-                (Some(o), Some(n)) => o.name.cmp(&n.name),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                _ => std::cmp::Ordering::Greater,
+        let (mut old, mut new) = (old.into_iter().peekable(), new.into_iter().peekable());
+        loop {
+            let order = match (old.peek(), new.peek()) {
+                (Some(o), Some(n)) => o.0.cmp(n.0),
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (None, None) => return d,
             };
             match order {
-                std::cmp::Ordering::Less => {
-                    d.removed.push(Change {
-                        name: old[i].name.clone(),
-                        old: Some(old[i].address),
-                        new: None,
-                    });
-                    i += 1;
-                }
-                std::cmp::Ordering::Greater => {
-                    d.added.push(Change {
-                        name: new[j].name.clone(),
-                        old: None,
-                        new: Some(new[j].address),
-                    });
-                    j += 1;
-                }
-                std::cmp::Ordering::Equal => {
-                    if old[i].address != new[j].address {
-                        d.changed.push(Change {
-                            name: new[j].name.clone(),
-                            old: Some(old[i].address),
-                            new: Some(new[j].address),
+                Ordering::Less => {
+                    if let Some((name, address)) = old.next() {
+                        d.removed.push(Change {
+                            name: name.to_string(),
+                            old: Some(address),
+                            new: None,
                         });
                     }
-                    i += 1;
-                    j += 1;
+                }
+                Ordering::Greater => {
+                    if let Some((name, address)) = new.next() {
+                        d.added.push(Change {
+                            name: name.to_string(),
+                            old: None,
+                            new: Some(address),
+                        });
+                    }
+                }
+                Ordering::Equal => {
+                    if let (Some((_, o)), Some((name, n))) = (old.next(), new.next())
+                        && o != n
+                    {
+                        d.changed.push(Change {
+                            name: name.to_string(),
+                            old: Some(o),
+                            new: Some(n),
+                        });
+                    }
                 }
             }
         }
-        d
     }
 
     /// Adds the PTR changes between two address-sorted PTR lists.

@@ -7,7 +7,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::generation::{Generation, Input};
+use crate::generation::{DiffBase, Generation, Input};
 use crate::records::RecordSet;
 use crate::status_file;
 use crate::sys::fs::write_new;
@@ -106,12 +106,12 @@ pub enum Outcome {
     /// `--dry-run`: what would be stored.
     WouldStore {
         generation: Generation,
-        previous: Option<Generation>,
+        previous: Option<DiffBase>,
     },
     Stored {
         generation: Generation,
         path: PathBuf,
-        previous: Option<Generation>,
+        previous: Option<DiffBase>,
     },
 }
 
@@ -316,19 +316,19 @@ impl StateDir {
             .as_ref()
             .filter(|s| s.is_running())
             .map(|s| s.record_digest.as_deref());
-        let unchanged = |p: &Generation| {
-            p.record_digest == generation.record_digest
-                && live_digest.is_none_or(|d| d == Some(p.record_digest.as_str()))
+        let unchanged = |record_digest: &str| {
+            record_digest == generation.record_digest
+                && live_digest.is_none_or(|d| d == Some(record_digest))
         };
         // "Unchanged" stores nothing, so it rests on a fully checked file: the newest that checks out
         // in full (the diff base is not checked against `load`'s rules; see `decode_diff_base`).
         let previous = match previous {
-            Some(p) if unchanged(&p) => {
+            Some(p) if unchanged(&p.record_digest) => {
                 let good = files.iter().find_map(|(_, p)| check_file(p).ok());
-                if let Some(g) = good.as_ref().filter(|g| unchanged(g)) {
+                if let Some(g) = good.as_ref().filter(|g| unchanged(&g.record_digest)) {
                     return Ok(Outcome::Unchanged { serial: g.serial });
                 }
-                good
+                good.as_ref().map(DiffBase::from)
             }
             other => other,
         };
@@ -470,18 +470,28 @@ pub fn check_file_of(path: &Path, owner: u32) -> Result<Generation, String> {
     check_named(path, owner, Generation::decode_with_digest)
 }
 
-type Decode = fn(&[u8]) -> Result<(Generation, String), String>;
+type Decode<T> = fn(&[u8]) -> Result<(T, String), String>;
 
-fn check_named(path: &Path, owner: u32, decode: Decode) -> Result<Generation, String> {
+fn check_named(path: &Path, owner: u32, decode: Decode<Generation>) -> Result<Generation, String> {
+    check_named_as(path, owner, decode, |g| g.serial)
+}
+
+/// [`check_named`] of whatever `decode` reads, whose serial `serial` tells.
+fn check_named_as<T>(
+    path: &Path,
+    owner: u32,
+    decode: Decode<T>,
+    serial_of: fn(&T) -> u32,
+) -> Result<T, String> {
     let name = path.file_name().and_then(|n| n.to_str());
     let Some((serial, digest_prefix)) = name.and_then(parse_file_name) else {
         return Err("is not named like a generation file".into());
     };
     let (g, self_digest) = read_checked(path, owner, decode)?;
-    if g.serial != serial {
+    if serial_of(&g) != serial {
         Err(format!(
             "holds serial {} under the name of serial {serial}",
-            g.serial
+            serial_of(&g)
         ))
     } else if !self_digest.starts_with(&digest_prefix) {
         Err("has a self-digest that does not match its file name".into())
@@ -498,8 +508,8 @@ pub fn check_file_to_serve(path: &Path) -> Result<Generation, String> {
 
 /// [`check_file`] with the contents read only as `load`'s diff base ([`Generation::decode_diff_base`]):
 /// the same file, name, self-digest and record-digest checks, not the per-record ones.
-fn diff_base(path: &Path) -> Result<Generation, String> {
-    check_named(path, euid(), Generation::decode_diff_base)
+fn diff_base(path: &Path) -> Result<DiffBase, String> {
+    check_named_as(path, euid(), Generation::decode_diff_base, |b| b.serial)
 }
 
 /// Reads one generation file only if it is a regular file of ours, mode 0600, one link, not too large,
@@ -509,7 +519,7 @@ pub fn read_generation(path: &Path) -> Result<Generation, String> {
 }
 
 /// [`read_generation`] for a file that must belong to `owner`, and the self-digest the file carries.
-fn read_checked(path: &Path, owner: u32, decode: Decode) -> Result<(Generation, String), String> {
+fn read_checked<T>(path: &Path, owner: u32, decode: Decode<T>) -> Result<(T, String), String> {
     let f = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)

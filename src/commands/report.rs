@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use serde_json::json;
 
-use crate::generation::Generation;
+use crate::generation::{DiffBase, Generation};
 use crate::output::{FORMAT, Object, Report};
 use crate::records::{self, Diff, NotServed, Ptr, Record, SkippedHost};
 use crate::store::Outcome;
@@ -135,12 +135,12 @@ pub fn outcome(outcome: Outcome, root: &Path) -> (Report, Option<Rc<Generation>>
             previous,
         } => ("stored", generation, previous, Some(path)),
     };
-    let diff = Diff::between(
-        previous
-            .as_ref()
-            .map(|p| p.records.as_slice())
-            .unwrap_or(&[]),
-        &generation.records,
+    let diff = Diff::of(
+        previous.iter().flat_map(DiffBase::records),
+        generation
+            .records
+            .iter()
+            .map(|r| (r.name.as_str(), r.address)),
     )
     .with_ptr(
         previous.as_ref().map(|p| p.ptr.as_slice()).unwrap_or(&[]),
@@ -506,12 +506,12 @@ pub(super) mod tests {
                         Outcome::Stored {
                             generation: new.clone(),
                             path: path.clone(),
-                            previous: previous.cloned(),
+                            previous: previous.map(DiffBase::from),
                         }
                     } else {
                         Outcome::WouldStore {
                             generation: new.clone(),
-                            previous: previous.cloned(),
+                            previous: previous.map(DiffBase::from),
                         }
                     };
                     let (mut report, _) = outcome(stored_or_not, root);

@@ -5,8 +5,8 @@ use std::net::Ipv4Addr;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    FORMAT, FORMAT_JSON, Generation, Input, MAX_STRINGS, NotServed, Ptr, Record, SkippedHost, Soa,
-    count_strings, json_strings, push_ipv4, sha256_hex,
+    DiffBase, FORMAT, FORMAT_JSON, Generation, Input, MAX_STRINGS, NotServed, Ptr, Record,
+    RecordDigest, SkippedHost, Soa, count_strings, json_strings, push_ipv4, sha256_hex,
 };
 
 pub(super) const DIGEST_KEY: &[u8] = b"self_digest ";
@@ -72,24 +72,30 @@ pub(super) fn is_json(bytes: &[u8]) -> bool {
 }
 
 fn header(g: &Generation, sources: &[&str], out: &mut Vec<u8>) {
-    let h = HeaderOut {
-        format: g.format,
-        zone: &g.zone,
-        serial: g.serial,
-        created: &g.created,
-        input: &g.input,
-        ttl: g.ttl,
-        soa: &g.soa,
-        ns: &g.ns,
-        record_lines: g.records.len(),
-        ptr_lines: g.ptr.len(),
-        sources,
-        not_served: &g.not_served,
-        skipped_hosts: &g.skipped_hosts,
-        record_digest: &g.record_digest,
-    };
+    write_header(
+        &HeaderOut {
+            format: g.format,
+            zone: &g.zone,
+            serial: g.serial,
+            created: &g.created,
+            input: &g.input,
+            ttl: g.ttl,
+            soa: &g.soa,
+            ns: &g.ns,
+            record_lines: g.records.len(),
+            ptr_lines: g.ptr.len(),
+            sources,
+            not_served: &g.not_served,
+            skipped_hosts: &g.skipped_hosts,
+            record_digest: &g.record_digest,
+        },
+        out,
+    );
+}
+
+fn write_header(h: &HeaderOut<'_>, out: &mut Vec<u8>) {
     // serde_json cannot fail on these plain types.
-    let _ = serde_json::to_writer_pretty(&mut *out, &h);
+    let _ = serde_json::to_writer_pretty(&mut *out, h);
     out.push(b'\n');
 }
 
@@ -557,6 +563,143 @@ pub(super) fn decode(
         }
     }
     Ok((g, digest.to_string()))
+}
+
+/// Reads a format-2 file as `load`'s diff base ([`Generation::decode_diff_base`]): it accepts exactly
+/// the files that [`decode`] with `verify` and [`SourceLines::Skip`] accepts and whose record digest
+/// holds, and keeps only what the diff and the "unchanged" check read.
+pub(super) fn decode_diff_base(bytes: &[u8]) -> Result<(DiffBase, String), String> {
+    let Parts {
+        body,
+        head,
+        lines,
+        digest,
+    } = split(bytes)?;
+    if sha256_hex(body) != digest {
+        return Err("fails its self-digest (the file was changed after it was sealed)".into());
+    }
+    count_strings(head)?;
+    let h: HeaderIn = serde_json::from_slice(head).map_err(|e| not_a_file(&e.to_string()))?;
+    if h.format != FORMAT {
+        return Err(format!(
+            "has format {}, this pigsty-dns reads formats {FORMAT_JSON} and {FORMAT}",
+            h.format
+        ));
+    }
+    let lines = std::str::from_utf8(lines).map_err(|_| not_a_file("a line is not UTF-8"))?;
+    let first_line = head.iter().filter(|&&b| b == b'\n').count() + 1;
+    let mut entries = std::collections::HashSet::with_capacity(h.sources.len());
+    if let Some(twice) = h.sources.iter().find(|s| !entries.insert(s.as_str())) {
+        return Err(format!(
+            "is not in canonical form (its header lists the source {twice:?} twice)"
+        ));
+    }
+    let mut base = DiffBase {
+        serial: h.serial,
+        record_digest: String::new(),
+        names: String::with_capacity(lines.len()),
+        records: Vec::with_capacity(h.record_lines.min(lines.len() / 16)),
+        ptr: Vec::with_capacity(h.ptr_lines.min(lines.len() / 16)),
+    };
+    let mut digest_of = RecordDigest::new(&h.zone, h.ttl, &h.soa, &h.ns);
+    let mut strings = 0usize;
+    for (i, line) in lines_of(lines).enumerate() {
+        let at = |why: String| {
+            format!(
+                "is not in canonical form (line {}: {why}; the file was changed after it was sealed)",
+                first_line + i
+            )
+        };
+        if let Some(rest) = line.strip_prefix(RECORD) {
+            if !base.ptr.is_empty() {
+                return Err(at("a record after the PTR lines".into()));
+            }
+            // As `decode` reads a record's name and address; the sources after them are not read.
+            let mut t = tokens(rest);
+            let start = base.names.len();
+            push_full_name(t.next().transpose().map_err(&at)?, &h.zone, &mut base.names)
+                .map_err(&at)?;
+            let address = address(t.next()).map_err(&at)?;
+            base.push_record(address);
+            digest_of.record(&base.names[start..], address);
+        } else if let Some(rest) = line.strip_prefix(PTR) {
+            let mut t = tokens(rest);
+            let address = address(t.next()).map_err(&at)?;
+            let name = name(t.next().transpose().map_err(&at)?, &h.zone).map_err(&at)?;
+            if t.next().is_some() {
+                return Err(at("a PTR line has more than an address and a name".into()));
+            }
+            base.ptr.push(Ptr { address, name });
+        } else {
+            return Err(at("neither a record (`a `) nor a PTR (`ptr `) line".into()));
+        }
+        strings += 1;
+        if strings > MAX_STRINGS {
+            return Err(too_many());
+        }
+    }
+    if base.records.len() != h.record_lines || base.ptr.len() != h.ptr_lines {
+        return Err(format!(
+            "is not in canonical form (its header counts {} records and {} PTRs, its lines hold {} and {})",
+            h.record_lines,
+            h.ptr_lines,
+            base.records.len(),
+            base.ptr.len()
+        ));
+    }
+    let mut again = Vec::with_capacity(head.len());
+    let sources: Vec<&str> = h.sources.iter().map(String::as_str).collect();
+    write_header(
+        &HeaderOut {
+            format: h.format,
+            zone: &h.zone,
+            serial: h.serial,
+            created: &h.created,
+            input: &h.input,
+            ttl: h.ttl,
+            soa: &h.soa,
+            ns: &h.ns,
+            record_lines: h.record_lines,
+            ptr_lines: h.ptr_lines,
+            sources: &sources,
+            not_served: &h.not_served,
+            skipped_hosts: &h.skipped_hosts,
+            record_digest: &h.record_digest,
+        },
+        &mut again,
+    );
+    if again != head {
+        return Err(
+            "is not in canonical form (its header; the file was changed after it was sealed)"
+                .into(),
+        );
+    }
+    for p in &base.ptr {
+        digest_of.ptr(p.address, &p.name);
+    }
+    if digest_of.finish() != h.record_digest {
+        return Err("fails its record digest".into());
+    }
+    base.record_digest = h.record_digest;
+    Ok((base, digest.to_string()))
+}
+
+/// [`name`] appended to `out`: the same tokens accepted, the same full name.
+fn push_full_name(tok: Option<&str>, zone: &str, out: &mut String) -> Result<(), String> {
+    let tok = tok.ok_or("a name is missing")?;
+    if tok == "@" {
+        out.push_str(zone);
+        return Ok(());
+    }
+    if let Some(full) = tok.strip_suffix('.') {
+        return Err(format!(
+            "has the record {full:?}, which is not a canonical name in zone {zone}"
+        ));
+    }
+    out.push_str(tok);
+    out.push('.');
+    out.push_str(zone);
+    Ok(())
 }
 
 #[cfg(test)]
