@@ -322,9 +322,10 @@ impl StateDir {
         };
         // "Unchanged" stores nothing, so it rests on a fully checked file: the newest that checks out
         // in full (the diff base is not checked against `load`'s rules; see `decode_diff_base`).
+        // Every check, as the server reads it: the sources are checked, not kept (no diff shows them).
         let previous = match previous {
             Some(p) if unchanged(&p.record_digest) => {
-                let good = files.iter().find_map(|(_, p)| check_file(p).ok());
+                let good = files.iter().find_map(|(_, p)| check_file_to_serve(p).ok());
                 if let Some(g) = good.as_ref().filter(|g| unchanged(&g.record_digest)) {
                     return Ok(Outcome::Unchanged { serial: g.serial });
                 }
