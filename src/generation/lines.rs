@@ -4,9 +4,11 @@ use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
 
+use sha2::{Digest, Sha256};
+
 use super::{
     FORMAT, FORMAT_JSON, Generation, Input, MAX_STRINGS, NotServed, Ptr, Record, SkippedHost, Soa,
-    count_strings, json_strings, push_ipv4, sha256_hex,
+    count_strings, hex, json_strings, push_ipv4, sha256_hex,
 };
 
 pub(super) const DIGEST_KEY: &[u8] = b"self_digest ";
@@ -307,10 +309,68 @@ impl<'t> Sources<'t> {
     }
 }
 
-/// An address token, accepted only as `Ipv4Addr` writes it: four decimal octets, no leading zero.
-fn address(tok: Option<Result<&str, String>>) -> Result<Ipv4Addr, String> {
+/// An address token, accepted only as `Ipv4Addr` writes it: four decimal octets, no leading zero; and
+/// the token, which is therefore the address as [`push_ipv4`] writes it.
+fn address(tok: Option<Result<&str, String>>) -> Result<(Ipv4Addr, &str), String> {
     let tok = tok.ok_or("an address is missing")??;
-    ipv4(tok.as_bytes()).ok_or_else(|| format!("{tok:?} is not an IPv4 address as it is written"))
+    ipv4(tok.as_bytes())
+        .map(|a| (a, tok))
+        .ok_or_else(|| format!("{tok:?} is not an IPv4 address as it is written"))
+}
+
+/// The text [`super::record_digest`] hashes, hashed as the lines are read: the names as decoded and
+/// the address tokens as they are (they parsed, so they are what `push_ipv4` would write), so no
+/// address is formatted again and no second pass over the records is made.
+struct RecordText {
+    h: Sha256,
+    text: Vec<u8>,
+}
+
+impl RecordText {
+    /// The text's header lines, as [`super::record_digest`] writes them.
+    fn new(zone: &str, ttl: u32, soa: &Soa, ns: &[String]) -> RecordText {
+        let mut text = Vec::with_capacity(64 * 1024 + 512);
+        text.extend_from_slice(
+            format!(
+                "pigsty-dns records v1\nzone {zone}\nttl {ttl}\nsoa {} {} {} {} {} {}\n",
+                soa.mname, soa.rname, soa.refresh, soa.retry, soa.expire, soa.minimum
+            )
+            .as_bytes(),
+        );
+        for n in ns {
+            text.extend_from_slice(b"ns ");
+            text.extend_from_slice(n.as_bytes());
+            text.push(b'\n');
+        }
+        RecordText {
+            h: Sha256::new(),
+            text,
+        }
+    }
+
+    fn line(&mut self, parts: [&[u8]; 4]) {
+        for p in parts {
+            self.text.extend_from_slice(p);
+        }
+        self.text.push(b'\n');
+        if self.text.len() > 64 * 1024 {
+            self.h.update(&self.text);
+            self.text.clear();
+        }
+    }
+
+    fn record(&mut self, name: &str, address: &str) {
+        self.line([b"a ", name.as_bytes(), b" ", address.as_bytes()]);
+    }
+
+    fn ptr(&mut self, address: &str, name: &str) {
+        self.line([b"ptr ", address.as_bytes(), b" ", name.as_bytes()]);
+    }
+
+    fn finish(mut self) -> String {
+        self.h.update(&self.text);
+        hex(&self.h.finalize())
+    }
 }
 
 /// [`address`] over the bytes in one pass: 1-3 digits an octet, no leading zero, at most 255, dots
@@ -429,6 +489,25 @@ pub(super) fn decode(
     verify: bool,
     sources: SourceLines,
 ) -> Result<(Generation, String), String> {
+    decode_lines(bytes, verify, sources, false).map(|(g, digest, _)| (g, digest))
+}
+
+/// [`decode`] with the self-digest checked, and the record digest of what the lines hold, computed as
+/// they are read (see [`RecordText`]): the same as [`super::record_digest`] of the result.
+pub(super) fn decode_digesting(
+    bytes: &[u8],
+    sources: SourceLines,
+) -> Result<(Generation, String, String), String> {
+    decode_lines(bytes, true, sources, true)
+        .map(|(g, digest, records)| (g, digest, records.unwrap_or_default()))
+}
+
+fn decode_lines(
+    bytes: &[u8],
+    verify: bool,
+    sources: SourceLines,
+    digesting: bool,
+) -> Result<(Generation, String, Option<String>), String> {
     let with_sources = sources != SourceLines::Skip;
     let Parts {
         body,
@@ -465,6 +544,7 @@ pub(super) fn decode(
         used: 0,
         budget: source_budget(bytes.len()),
     };
+    let mut text = digesting.then(|| RecordText::new(&h.zone, h.ttl, &h.soa, &h.ns));
     for (i, line) in lines_of(lines).enumerate() {
         let at = |why: String| {
             format!(
@@ -478,7 +558,10 @@ pub(super) fn decode(
             }
             let mut t = tokens(rest);
             let name = name(t.next().transpose().map_err(&at)?, &h.zone).map_err(&at)?;
-            let address = address(t.next()).map_err(&at)?;
+            let (address, address_text) = address(t.next()).map_err(&at)?;
+            if let Some(text) = &mut text {
+                text.record(&name, address_text);
+            }
             let sources = match sources {
                 SourceLines::Keep => t
                     .map(|tok| tok.and_then(|tok| table.read(tok)))
@@ -503,10 +586,13 @@ pub(super) fn decode(
             });
         } else if let Some(rest) = line.strip_prefix(PTR) {
             let mut t = tokens(rest);
-            let address = address(t.next()).map_err(&at)?;
+            let (address, address_text) = address(t.next()).map_err(&at)?;
             let name = name(t.next().transpose().map_err(&at)?, &h.zone).map_err(&at)?;
             if t.next().is_some() {
                 return Err(at("a PTR line has more than an address and a name".into()));
+            }
+            if let Some(text) = &mut text {
+                text.ptr(address_text, &name);
             }
             strings += 1;
             ptr.push(Ptr { address, name });
@@ -560,7 +646,7 @@ pub(super) fn decode(
             );
         }
     }
-    Ok((g, digest.to_string()))
+    Ok((g, digest.to_string(), text.map(RecordText::finish)))
 }
 
 #[cfg(test)]
