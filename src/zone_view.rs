@@ -124,9 +124,13 @@ impl ZoneView {
             }
             names.warm(&hashes[..batch.len()]);
             for (r, &h) in batch.iter().zip(&hashes) {
-                let new = r.name.as_str() > highest && r.name != zone.as_str();
+                // One compare a record: a name above the highest so far is the new highest.
+                let new = r.name.as_str() > highest;
+                if new {
+                    highest = r.name.as_str();
+                }
+                let new = new && r.name != zone.as_str();
                 names.insert_hashed(&r.name, h, Node::Address(r.address), true, new);
-                highest = highest.max(r.name.as_str());
             }
         }
         let zone_suffix_len = zone.as_str().len();
@@ -246,11 +250,19 @@ struct Entry {
 /// client), so a keyed hash buys nothing a query could exploit.
 fn hash(name: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mix = |h: u64, w: [u8; 8]| (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
     let mut h = name.len() as u64;
-    for chunk in name.chunks(8) {
+    // Whole words read as they are; only the last, short one is copied out (a copy per word was a
+    // `memcpy` call, and its load waited for the copy's bytes).
+    let mut words = name.chunks_exact(8);
+    for w in &mut words {
+        h = mix(h, w.try_into().unwrap_or_default());
+    }
+    let tail = words.remainder();
+    if !tail.is_empty() {
         let mut w = [0u8; 8];
-        w[..chunk.len()].copy_from_slice(chunk);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        w[..tail.len()].copy_from_slice(tail);
+        h = mix(h, w);
     }
     h
 }
@@ -266,7 +278,7 @@ fn home(h: u64, len: usize) -> usize {
 
 /// Records placed per batch in [`ZoneView::from_generation`]: enough cache misses in flight to hide most
 /// of their latency, few enough that the batch's slots stay cached until they are written.
-const WARM_BATCH: usize = 16;
+const WARM_BATCH: usize = 32;
 
 impl Index {
     fn with_capacity(names: usize, bytes: usize) -> Index {
