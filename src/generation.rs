@@ -383,12 +383,15 @@ impl Generation {
     }
 
     fn decode_checked(bytes: &[u8], sources: SourceLines) -> Result<(Generation, String), String> {
-        let (g, digest) = if lines::is_json(bytes) {
-            decode_json(bytes)?
+        let (g, digest, records) = if lines::is_json(bytes) {
+            let (g, digest) = decode_json(bytes)?;
+            (g, digest, None)
         } else {
-            lines::decode(bytes, true, sources)?
+            // The record digest is hashed as the lines are read, not from the records afterwards.
+            let (g, digest, records) = lines::decode_digesting(bytes, sources)?;
+            (g, digest, Some(records))
         };
-        g.check()?;
+        g.check(records)?;
         Ok((g, digest))
     }
 
@@ -433,8 +436,9 @@ impl Generation {
     }
 
     /// Re-validates the contents, so a file that was crafted with a matching digest still cannot serve
-    /// a name that `load` would have refused.
-    fn check(&self) -> Result<(), String> {
+    /// a name that `load` would have refused. `records` is the record digest of the contents when the
+    /// caller has it already (it is computed here otherwise), compared last as always.
+    fn check(&self, records: Option<String>) -> Result<(), String> {
         let zone = Zone::parse(&self.zone).map_err(|e| format!("has an invalid zone: {e}"))?;
         if zone.as_str() != self.zone {
             return Err(format!(
@@ -466,7 +470,8 @@ impl Generation {
             previous = Some(&r.name);
         }
         crate::records::check_ptr(&self.records, &self.ptr)?;
-        if self.computed_record_digest() != self.record_digest {
+        let computed = records.unwrap_or_else(|| self.computed_record_digest());
+        if computed != self.record_digest {
             return Err("fails its record digest".into());
         }
         Ok(())

@@ -431,6 +431,25 @@ pub(super) fn decode(
     verify: bool,
     sources: SourceLines,
 ) -> Result<(Generation, String), String> {
+    decode_lines(bytes, verify, sources, false).map(|(g, digest, _)| (g, digest))
+}
+
+/// [`decode`] with the self-digest checked, and the record digest of what the lines hold, computed as
+/// they are read (see [`RecordDigest`]): the same as [`super::record_digest`] of the result.
+pub(super) fn decode_digesting(
+    bytes: &[u8],
+    sources: SourceLines,
+) -> Result<(Generation, String, String), String> {
+    decode_lines(bytes, true, sources, true)
+        .map(|(g, digest, records)| (g, digest, records.unwrap_or_default()))
+}
+
+fn decode_lines(
+    bytes: &[u8],
+    verify: bool,
+    sources: SourceLines,
+    digesting: bool,
+) -> Result<(Generation, String, Option<String>), String> {
     let with_sources = sources != SourceLines::Skip;
     let Parts {
         body,
@@ -467,6 +486,7 @@ pub(super) fn decode(
         used: 0,
         budget: source_budget(bytes.len()),
     };
+    let mut text = digesting.then(|| RecordDigest::new(&h.zone, h.ttl, &h.soa, &h.ns));
     for (i, line) in lines_of(lines).enumerate() {
         let at = |why: String| {
             format!(
@@ -481,6 +501,9 @@ pub(super) fn decode(
             let mut t = tokens(rest);
             let name = name(t.next().transpose().map_err(&at)?, &h.zone).map_err(&at)?;
             let address = address(t.next()).map_err(&at)?;
+            if let Some(text) = &mut text {
+                text.record(&name, address);
+            }
             let sources = match sources {
                 SourceLines::Keep => t
                     .map(|tok| tok.and_then(|tok| table.read(tok)))
@@ -509,6 +532,9 @@ pub(super) fn decode(
             let name = name(t.next().transpose().map_err(&at)?, &h.zone).map_err(&at)?;
             if t.next().is_some() {
                 return Err(at("a PTR line has more than an address and a name".into()));
+            }
+            if let Some(text) = &mut text {
+                text.ptr(address, &name);
             }
             strings += 1;
             ptr.push(Ptr { address, name });
@@ -562,7 +588,7 @@ pub(super) fn decode(
             );
         }
     }
-    Ok((g, digest.to_string()))
+    Ok((g, digest.to_string(), text.map(RecordDigest::finish)))
 }
 
 /// Reads a format-2 file as `load`'s diff base ([`Generation::decode_diff_base`]): it accepts exactly
