@@ -32,21 +32,23 @@ pub fn read(path: &Path, zone: &Zone) -> Result<(RecordSet, Input), AppError> {
             "give the path of Barn's host-names.yml",
         )
     })?;
-    let kind = f.metadata().map(|m| m.file_type()).map_err(|e| {
+    let meta = f.metadata().map_err(|e| {
         AppError::new(
             Class::Runtime,
             format!("cannot read {shown:?}: {e}"),
             "check the file",
         )
     })?;
-    if !kind.is_file() {
+    if !meta.file_type().is_file() {
         return Err(AppError::new(
             Class::Usage,
             format!("{shown:?} is not a regular file"),
             "give the path of Barn's host-names.yml itself (not a pipe, device or directory)",
         ));
     }
-    let mut bytes = Vec::new();
+    // Sized from the file (plus one byte, so the end is seen without growing): doubling from empty
+    // left a 4 MiB buffer for a 2.3 MB file, and copied it on every step.
+    let mut bytes = Vec::with_capacity(meta.len().min(MAX_INPUT_BYTES as u64) as usize + 1);
     (&mut f)
         .take(MAX_INPUT_BYTES as u64 + 1)
         .read_to_end(&mut bytes)

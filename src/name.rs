@@ -248,6 +248,21 @@ pub fn fold_and_place(valid: &str, zone: &Zone) -> (String, bool) {
     (folded, served)
 }
 
+/// [`fold_and_place`] that turns the name's own string into its key: lowercased in place, and for a
+/// single label the zone appended (most often within the allocation's slack, so no copy either).
+pub fn fold_and_place_owned(mut valid: String, zone: &Zone) -> (String, bool) {
+    let z = zone.as_str();
+    valid.make_ascii_lowercase();
+    if !valid.contains('.') {
+        valid.reserve_exact(1 + z.len());
+        valid.push('.');
+        valid.push_str(z);
+        return (valid, true);
+    }
+    let served = in_zone(&valid, z);
+    (valid, served)
+}
+
 /// Whether a folded dotted name is the apex or under it.
 fn in_zone(name: &str, z: &str) -> bool {
     name == z
@@ -372,6 +387,10 @@ mod tests {
         ] {
             let folded = fold_host_name(raw).unwrap();
             let (key, served) = fold_and_place(raw, &z);
+            assert_eq!(
+                fold_and_place_owned(raw.to_string(), &z),
+                (key.clone(), served)
+            );
             match place(&folded, &z) {
                 Placement::Served(fqdn) => assert_eq!((key.as_str(), served), (&*fqdn, true)),
                 Placement::OutsideZone => assert_eq!((key, served), (folded.clone(), false)),

@@ -5,8 +5,8 @@ use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::inventory::{Host, InputError, Inventory, Named, VmHost};
-use crate::name::{self, Placement, Zone};
+use crate::inventory::{Host, InputError, Inventory, Named};
+use crate::name::{self, Zone};
 
 /// One served name. `sources` says where each mention of it came from (input paths), sorted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,82 +91,86 @@ impl RecordSet {
             }
         }
 
-        // Every mention in input order; checked per name here, then sorted once by key for merging and
-        // conflicts (a BTreeMap insert per name cost more than the rest of the rules together).
-        let mut mentions: Vec<Mention<'_>> = Vec::new();
+        // Every mention in input order, and its source at the same index; checked per name here, then
+        // sorted once by key for merging and conflicts (a BTreeMap insert per name cost more than the
+        // rest of the rules together). Sized up front: at 100,000 names these are the largest arrays.
+        let managed_count = managed.len();
+        let total = inv
+            .hosts
+            .iter()
+            .filter(|h| !h.skip)
+            .map(|h| usize::from(h.node_name.is_some()) + h.aliases.len())
+            .sum::<usize>()
+            + inv.vm_hosts.iter().map(|v| v.names.len()).sum::<usize>();
+        let mut mentions: Vec<Mention<'_>> = Vec::with_capacity(total);
+        let mut sources: Vec<String> = Vec::with_capacity(total);
         let mut stopped: Option<InputError> = None;
-        let mut node_names: HashMap<&str, &str> = HashMap::new();
-        'hosts: for (hi, h) in managed.iter().enumerate() {
-            let Some(node) = &h.node_name else { continue };
-            if let Err(e) = name::check_node_name(&node.name) {
+        // Node name -> the index of its mention.
+        let mut node_names: HashMap<&str, usize> = HashMap::new();
+        'hosts: for (hi, h) in inv.hosts.iter_mut().filter(|h| !h.skip).enumerate() {
+            let Host {
+                address,
+                node_name,
+                aliases,
+                ..
+            } = h;
+            let Some(Named { name, source }) = node_name else {
+                continue;
+            };
+            let name: &String = name;
+            if let Err(e) = name::check_node_name(name) {
                 stopped = Some(bad_name(
-                    &node.source,
+                    source,
                     &e,
                     "a node name is one lowercase label; set nodename",
                 ));
                 break;
             }
-            if let Some(prev) = node_names.insert(&node.name, &node.source) {
+            if let Some(&prev) = node_names.get(name.as_str()) {
                 stopped = Some(InputError::new(
-                    &node.source,
-                    format!("{:?} is also the node name from {prev}", node.name),
+                    &*source,
+                    format!("{name:?} is also the node name from {}", sources[prev]),
                     "set a distinct nodename on one of the two hosts",
                 ));
                 break;
             }
-            mentions.push(Mention::new(node, h.address, NO_GROUP, "", zone));
+            node_names.insert(name, mentions.len());
+            mentions.push(Mention::borrowed(
+                name,
+                *address,
+                NO_GROUP,
+                Kind::Node,
+                zone,
+            ));
+            sources.push(std::mem::take(source));
             // An alias equal to the node's own name merges; one listed twice is a slip worth reporting.
-            for alias in &h.aliases {
-                if let Err(e) = name::check_host_name(&alias.name) {
-                    stopped = Some(bad_name(&alias.source, &e, "fix the alias"));
+            for Named { name, source } in aliases.iter_mut() {
+                if let Err(e) = name::check_host_name(name) {
+                    stopped = Some(bad_name(source, &e, "fix the alias"));
                     break 'hosts;
                 }
-                mentions.push(Mention::new(
-                    alias,
-                    h.address,
-                    hi,
-                    "list each alias once",
-                    zone,
-                ));
+                mentions.push(Mention::borrowed(name, *address, hi, Kind::Alias, zone));
+                sources.push(std::mem::take(source));
             }
         }
         if stopped.is_none() {
-            'vm: for (vi, v) in inv.vm_hosts.iter().enumerate() {
-                for n in &v.names {
+            // The bulk of the names: each one's own string becomes its key, and each entry's list is
+            // freed as soon as it is read.
+            'vm: for (vi, v) in inv.vm_hosts.iter_mut().enumerate() {
+                for n in std::mem::take(&mut v.names) {
                     if let Err(e) = name::check_host_name(&n.name) {
                         stopped = Some(bad_name(&n.source, &e, "fix the name"));
                         break 'vm;
                     }
-                    let group = managed.len() + vi;
-                    let next = "list each name once per entry";
-                    mentions.push(Mention::new(n, v.address, group, next, zone));
+                    let group = managed_count + vi;
+                    mentions.push(Mention::owned(n.name, v.address, group, zone));
+                    sources.push(n.source);
                 }
             }
         }
-        let sorted = check(&mentions, stopped)?;
-        let keys: Vec<Key> = mentions
-            .into_iter()
-            .map(|m| Key {
-                name: m.key,
-                served: m.served,
-                address: m.address,
-            })
-            .collect();
-        let ptr = canonical_names(&managed, &inv.vm_hosts, zone);
-        // Every mention was made (none stopped them), so this is their order.
-        let mut sources: Vec<String> = Vec::with_capacity(keys.len());
-        for h in inv.hosts.iter_mut().filter(|h| !h.skip) {
-            let Some(node) = &mut h.node_name else {
-                continue;
-            };
-            sources.push(std::mem::take(&mut node.source));
-            sources.extend(h.aliases.iter_mut().map(|a| std::mem::take(&mut a.source)));
-        }
-        for v in &mut inv.vm_hosts {
-            sources.extend(v.names.iter_mut().map(|n| std::mem::take(&mut n.source)));
-        }
-        debug_assert_eq!(sources.len(), keys.len());
-        let (records, not_served) = merge(keys, sources, &sorted, zone);
+        let sorted = check(&mentions, &sources, zone, stopped)?;
+        let ptr = canonical_names(&mentions);
+        let (records, not_served) = merge(&mut mentions, sources, &sorted, zone);
         if records.len() > MAX_SERVED_NAMES {
             return Err(InputError::new(
                 "",
@@ -199,30 +203,24 @@ impl RecordSet {
 /// The canonical-name rule, one PTR per address that has served names: the node name of the managed
 /// host at the address when there is one, else the first served name of the first `vm_hosts` entry
 /// for it in input order (the input allows one entry per address). Names outside the zone are skipped,
-/// so a PTR target always has an A back to its address. Runs after every name was validated, so
-/// folding cannot fail here.
-fn canonical_names(managed: &[&Host], vm_hosts: &[VmHost], zone: &Zone) -> Vec<Ptr> {
-    let served = |raw: &str| match name::place(&name::fold_host_name(raw).ok()?, zone) {
-        Placement::Served(fqdn) => Some(fqdn),
-        Placement::OutsideZone => None,
-    };
-    let mut chosen: BTreeMap<Ipv4Addr, String> = BTreeMap::new();
-    for h in managed {
-        if let Some(fqdn) = h.node_name.as_ref().and_then(|n| served(&n.name)) {
-            chosen.entry(h.address).or_insert(fqdn);
-        }
-    }
-    for v in vm_hosts {
-        if chosen.contains_key(&v.address) {
-            continue;
-        }
-        if let Some(fqdn) = v.names.iter().find_map(|n| served(&n.name)) {
-            chosen.insert(v.address, fqdn);
+/// so a PTR target always has an A back to its address. In input order the node names come before
+/// every `vm_hosts` name, so the first served mention at an address that is not an alias is its
+/// canonical name. Every address is in one /24 (checked before the mentions are made): a table by
+/// last octet, already in address order.
+fn canonical_names(mentions: &[Mention<'_>]) -> Vec<Ptr> {
+    let mut chosen: [Option<&Mention<'_>>; 256] = [None; 256];
+    for m in mentions {
+        if m.served && m.kind != Kind::Alias {
+            chosen[usize::from(m.address.octets()[3])].get_or_insert(m);
         }
     }
     chosen
-        .into_iter()
-        .map(|(address, name)| Ptr { address, name })
+        .iter()
+        .flatten()
+        .map(|m| Ptr {
+            address: m.address,
+            name: m.key.clone(),
+        })
         .collect()
 }
 
@@ -271,10 +269,27 @@ pub fn check_ptr(records: &[Record], ptr: &[Ptr]) -> Result<(), String> {
             }
         }
     }
-    let named: std::collections::BTreeSet<Ipv4Addr> = records.iter().map(|r| r.address).collect();
-    if let Some(a) = named
+    // The lowest address with names but no PTR, without building a set of 100,000 addresses (this
+    // runs on every swap in the server too): a table by last octet for the first PTR's /24, where
+    // every PTR of a valid generation is, and a search of the sorted PTR list for any other address.
+    let [a, b, c, _] = ptr[0].address.octets();
+    let mut in_first = [false; 256];
+    for p in ptr {
+        if let [pa, pb, pc, d] = p.address.octets()
+            && [pa, pb, pc] == [a, b, c]
+        {
+            in_first[usize::from(d)] = true;
+        }
+    }
+    let has_ptr = |addr: &Ipv4Addr| match addr.octets() {
+        [pa, pb, pc, d] if [pa, pb, pc] == [a, b, c] => in_first[usize::from(d)],
+        _ => ptr.binary_search_by(|p| p.address.cmp(addr)).is_ok(),
+    };
+    if let Some(a) = records
         .iter()
-        .find(|a| ptr.binary_search_by(|p| p.address.cmp(a)).is_err())
+        .map(|r| r.address)
+        .filter(|a| !has_ptr(a))
+        .min()
     {
         return Err(format!("has names at {a} but no PTR for it"));
     }
@@ -367,44 +382,93 @@ impl Net {
 /// A mention that belongs to no list whose repeats are refused (a node name).
 const NO_GROUP: usize = usize::MAX;
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Node,
+    Alias,
+    VmName,
+}
+
+/// The name as written, for the message about a repeat.
+enum Raw<'a> {
+    /// In the inventory (a host's names).
+    Input(&'a str),
+    /// The key is the name itself (lowercase already), plus the zone for a single label.
+    Key,
+    /// A copy, for a `vm_hosts` name with upper case.
+    Copy(String),
+}
+
 /// One name as written at one place, with the key it lands under (the served FQDN, or the folded name
-/// itself when outside the zone). Its position in input order is its index among the mentions.
+/// itself when outside the zone). Its position in input order is its index among the mentions (and
+/// its source's among the sources).
 struct Mention<'a> {
     key: String,
+    raw: Raw<'a>,
+    address: Ipv4Addr,
+    /// The list (a host's aliases, a vm_hosts entry) in which the same name twice is an error.
+    group: usize,
+    kind: Kind,
     served: bool,
     /// Whether the key is the input name plus the zone: with `key`, this tells two folded names apart.
     single_label: bool,
-    address: Ipv4Addr,
-    source: &'a str,
-    /// The name as written, for the message about a repeat.
-    raw: &'a str,
-    /// What to do about a repeat.
-    next: &'static str,
-    /// The list (a host's aliases, a vm_hosts entry) in which the same name twice is an error.
-    group: usize,
 }
 
 impl<'a> Mention<'a> {
-    fn new(n: &'a Named, address: Ipv4Addr, group: usize, next: &'static str, zone: &Zone) -> Self {
-        let (key, served) = name::fold_and_place(&n.name, zone);
+    /// A host's name, left in the inventory.
+    fn borrowed(name: &'a str, address: Ipv4Addr, group: usize, kind: Kind, zone: &Zone) -> Self {
+        let (key, served) = name::fold_and_place(name, zone);
         Mention {
             key,
-            served,
-            single_label: !n.name.contains('.'),
+            raw: Raw::Input(name),
             address,
-            source: &n.source,
-            raw: &n.name,
-            next,
             group,
+            kind,
+            served,
+            single_label: !name.contains('.'),
         }
     }
-}
 
-/// What a record is made of, once the rules passed.
-struct Key {
-    name: String,
-    served: bool,
-    address: Ipv4Addr,
+    /// A `vm_hosts` name, whose string becomes the key (one allocation less per name).
+    fn owned(name: String, address: Ipv4Addr, group: usize, zone: &Zone) -> Self {
+        let single_label = !name.contains('.');
+        let raw = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            Raw::Copy(name.clone())
+        } else {
+            Raw::Key
+        };
+        let (key, served) = name::fold_and_place_owned(name, zone);
+        Mention {
+            key,
+            raw,
+            address,
+            group,
+            kind: Kind::VmName,
+            served,
+            single_label,
+        }
+    }
+
+    fn raw(&self, zone: &Zone) -> &str {
+        match &self.raw {
+            Raw::Input(s) => s,
+            Raw::Copy(s) => s,
+            Raw::Key if self.single_label => self
+                .key
+                .get(..self.key.len() - zone.as_str().len() - 1)
+                .unwrap_or_default(),
+            Raw::Key => &self.key,
+        }
+    }
+
+    /// What to do about a repeat.
+    fn next(&self) -> &'static str {
+        match self.kind {
+            Kind::Node => "",
+            Kind::Alias => "list each alias once",
+            Kind::VmName => "list each name once per entry",
+        }
+    }
 }
 
 /// A mention in the merge order (key, group, single label, input position), compared mostly without
@@ -413,7 +477,8 @@ struct Key {
 /// then is the rest read. The sort of the keys themselves was a third of building 100,000 names.
 #[derive(Clone, Copy)]
 struct Sorted {
-    prefix: u128,
+    /// Two u64 rather than a u128: 24 bytes an entry instead of 32 (a u128 is 16-aligned).
+    prefix: [u64; 2],
     /// group (32 bits), single label (1), position (31), in that order of precedence.
     tie: u64,
 }
@@ -425,10 +490,12 @@ impl Sorted {
         let mut head = [0u8; 16];
         let n = m.key.len().min(16);
         head[..n].copy_from_slice(&m.key.as_bytes()[..n]);
+        let [a, b] =
+            [&head[..8], &head[8..]].map(|h| u64::from_be_bytes(h.try_into().unwrap_or_default()));
         // NO_GROUP sorts last, as usize::MAX did.
         let group = u32::try_from(m.group).unwrap_or(u32::MAX);
         Sorted {
-            prefix: u128::from_be_bytes(head),
+            prefix: [a, b],
             tie: (u64::from(group) << 32) | (u64::from(m.single_label) << POS_BITS) | pos as u64,
         }
     }
@@ -456,7 +523,12 @@ impl Sorted {
 /// [`MAX_SERVED_NAMES`] names. Of those and `stopped` (the first name that failed its own checks, after
 /// the last mention) the first in input order is the error, as a pass name by name would find it.
 /// Returns the merge order and where each name's mentions start in it.
-fn check(mentions: &[Mention<'_>], stopped: Option<InputError>) -> Result<Order, InputError> {
+fn check(
+    mentions: &[Mention<'_>],
+    sources: &[String],
+    zone: &Zone,
+    stopped: Option<InputError>,
+) -> Result<Order, InputError> {
     assert!(
         mentions.len() < 1 << POS_BITS,
         "far more mentions than a 4 MiB input holds"
@@ -503,9 +575,13 @@ fn check(mentions: &[Mention<'_>], stopped: Option<InputError>) -> Result<Order,
                 if m.group != NO_GROUP
                     && (before.group, before.single_label) == (m.group, m.single_label)
                 {
-                    let prev = before.source;
+                    let prev = &sources[group[i - 1].pos()];
                     report(s.pos(), &|| {
-                        InputError::new(m.source, format!("{:?} repeats {prev}", m.raw), m.next)
+                        InputError::new(
+                            &sources[s.pos()],
+                            format!("{:?} repeats {prev}", m.raw(zone)),
+                            m.next(),
+                        )
                     });
                     continue;
                 }
@@ -514,10 +590,13 @@ fn check(mentions: &[Mention<'_>], stopped: Option<InputError>) -> Result<Order,
                 let key = &m.key;
                 report(s.pos(), &|| {
                     InputError::new(
-                        m.source,
+                        &sources[s.pos()],
                         format!(
                             "name {key:?} maps to both {} ({}) and {} ({})",
-                            head.address, head.source, m.address, m.source
+                            head.address,
+                            sources[head_pos],
+                            m.address,
+                            sources[s.pos()]
                         ),
                         "give each name one address: remove or rename one of the two",
                     )
@@ -527,7 +606,7 @@ fn check(mentions: &[Mention<'_>], stopped: Option<InputError>) -> Result<Order,
     }
     if firsts.len() > MAX_SERVED_NAMES * 2 {
         let (_, &mut pos, _) = firsts.select_nth_unstable(MAX_SERVED_NAMES * 2);
-        let at = mentions[pos].source;
+        let at = &sources[pos];
         report(pos, &|| {
             InputError::new(
                 at,
@@ -549,10 +628,10 @@ struct Order {
     starts: Vec<usize>,
 }
 
-/// Merges the checked mentions into records (same name, same address), in key order; `keys` and
-/// `sources` are indexed by input position.
+/// Merges the checked mentions into records (same name, same address), in key order; `mentions` and
+/// `sources` are indexed by input position, and their keys and sources move into the records.
 fn merge(
-    mut keys: Vec<Key>,
+    mentions: &mut [Mention<'_>],
     mut sources: Vec<String>,
     order: &Order,
     zone: &Zone,
@@ -569,17 +648,17 @@ fn merge(
             .collect();
         names.sort();
         names.dedup();
-        let m = &mut keys[group[0].pos()];
+        let m = &mut mentions[group[0].pos()];
         let address = m.address;
         if m.served {
             records.push(Record {
-                name: std::mem::take(&mut m.name),
+                name: std::mem::take(&mut m.key),
                 address,
                 sources: names,
             });
         } else {
             not_served.push(NotServed {
-                name: std::mem::take(&mut m.name),
+                name: std::mem::take(&mut m.key),
                 address,
                 reason: format!("outside zone {zone}"),
                 sources: names,
@@ -791,6 +870,17 @@ mod tests {
             }))
             .contains("whose A is 10.10.10.10")
         );
+        // A record outside the first PTR's /24 is looked up in the list itself.
+        let mut moved = r.clone();
+        moved[1].address = [10, 10, 11, 11].into();
+        assert!(
+            check_ptr(&moved, &p[..1])
+                .unwrap_err()
+                .contains("names at 10.10.11.11 but no PTR")
+        );
+        let mut other = p.clone();
+        other[1].address = [10, 10, 11, 11].into();
+        assert!(check_ptr(&moved, &other).is_ok());
     }
 
     #[test]
