@@ -135,6 +135,14 @@ pub struct DiffBase {
     pub ptr: Vec<Ptr>,
 }
 
+/// What a generation file's header says once its self-digest holds: its serial and the record digest
+/// it claims, not recomputed ([`Generation::decode_claim`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    pub serial: u32,
+    pub record_digest: String,
+}
+
 impl DiffBase {
     /// The records' names and addresses, sorted by name as the generation holds them.
     pub fn records(&self) -> impl Iterator<Item = (&str, std::net::Ipv4Addr)> + '_ {
@@ -410,6 +418,22 @@ impl Generation {
             return Generation::decode_with_digest(bytes).map(|(g, d)| (DiffBase::from(&g), d));
         }
         lines::decode_diff_base(bytes)
+    }
+
+    /// Only the self-digest over the raw bytes, the layout and the header of a file, for `load` to
+    /// tell before it writes whether its new generation can be unchanged: a hash and a small parse,
+    /// nothing of the lines. A format-1 file is read as its diff base.
+    pub(crate) fn decode_claim(bytes: &[u8]) -> Result<(Claim, String), String> {
+        if lines::is_json(bytes) {
+            return Generation::decode_diff_base(bytes).map(|(b, d)| {
+                let claim = Claim {
+                    serial: b.serial,
+                    record_digest: b.record_digest,
+                };
+                (claim, d)
+            });
+        }
+        lines::decode_claim(bytes)
     }
 
     fn computed_record_digest(&self) -> String {
@@ -913,6 +937,29 @@ mod tests {
     /// a record digest check accepted (what it was before it kept the names in one buffer), and reads
     /// the same names, addresses and PTRs from them.
     #[test]
+    fn a_claim_holds_only_behind_the_self_digest() {
+        let g = sample();
+        let bytes = g.encode();
+        let claim = Claim {
+            serial: g.serial,
+            record_digest: g.record_digest.clone(),
+        };
+        assert_eq!(
+            Generation::decode_claim(&bytes),
+            Ok((claim, g.self_digest()))
+        );
+        for at in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[at] ^= 0x01;
+            assert!(Generation::decode_claim(&b).is_err(), "byte {at} flipped");
+            assert!(
+                Generation::decode_claim(&bytes[..at]).is_err(),
+                "cut at {at}"
+            );
+        }
+    }
+
+    #[test]
     fn a_diff_base_reads_what_the_full_decoder_without_sources_reads() {
         let old_way = |bytes: &[u8]| {
             let (g, digest) = lines::decode(bytes, true, SourceLines::Skip)?;
@@ -967,6 +1014,14 @@ mod tests {
         for c in &cases {
             let (new, old) = (Generation::decode_diff_base(c), old_way(c));
             assert_eq!(new.is_ok(), old.is_ok(), "{new:?} {old:?}");
+            // `load` decides on the claim what it would have decided on the base.
+            if let Ok((base, digest)) = &new {
+                let claim = Claim {
+                    serial: base.serial,
+                    record_digest: base.record_digest.clone(),
+                };
+                assert_eq!(Generation::decode_claim(c), Ok((claim, digest.clone())));
+            }
             if let (Ok(new), Ok(old)) = (new, old) {
                 assert_eq!(new, old);
                 accepted += 1;

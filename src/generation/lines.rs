@@ -5,7 +5,7 @@ use std::net::Ipv4Addr;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    DiffBase, FORMAT, FORMAT_JSON, Generation, Input, MAX_STRINGS, NotServed, Ptr, Record,
+    Claim, DiffBase, FORMAT, FORMAT_JSON, Generation, Input, MAX_STRINGS, NotServed, Ptr, Record,
     RecordDigest, SkippedHost, Soa, count_strings, json_strings, push_ipv4, sha256_hex,
 };
 
@@ -591,27 +591,47 @@ fn decode_lines(
     Ok((g, digest.to_string(), text.map(RecordDigest::finish)))
 }
 
-/// Reads a format-2 file as `load`'s diff base ([`Generation::decode_diff_base`]): it accepts exactly
-/// the files that [`decode`] with `verify` and [`SourceLines::Skip`] accepts and whose record digest
-/// holds, and keeps only what the diff and the "unchanged" check read.
-pub(super) fn decode_diff_base(bytes: &[u8]) -> Result<(DiffBase, String), String> {
-    let Parts {
-        body,
-        head,
-        lines,
-        digest,
-    } = split(bytes)?;
-    if sha256_hex(body) != digest {
+/// A format-2 file's parts and header once its self-digest over the raw bytes holds: nothing of the
+/// lines is read.
+fn sealed_header(bytes: &[u8]) -> Result<(Parts<'_>, HeaderIn), String> {
+    let parts = split(bytes)?;
+    if sha256_hex(parts.body) != parts.digest {
         return Err("fails its self-digest (the file was changed after it was sealed)".into());
     }
-    count_strings(head)?;
-    let h: HeaderIn = serde_json::from_slice(head).map_err(|e| not_a_file(&e.to_string()))?;
+    count_strings(parts.head)?;
+    let h: HeaderIn = serde_json::from_slice(parts.head).map_err(|e| not_a_file(&e.to_string()))?;
     if h.format != FORMAT {
         return Err(format!(
             "has format {}, this pigsty-dns reads formats {FORMAT_JSON} and {FORMAT}",
             h.format
         ));
     }
+    Ok((parts, h))
+}
+
+/// What a format-2 file's sealed header claims ([`Generation::decode_claim`]).
+pub(super) fn decode_claim(bytes: &[u8]) -> Result<(Claim, String), String> {
+    let (parts, h) = sealed_header(bytes)?;
+    let claim = Claim {
+        serial: h.serial,
+        record_digest: h.record_digest,
+    };
+    Ok((claim, parts.digest.to_string()))
+}
+
+/// Reads a format-2 file as `load`'s diff base ([`Generation::decode_diff_base`]): it accepts exactly
+/// the files that [`decode`] with `verify` and [`SourceLines::Skip`] accepts and whose record digest
+/// holds, and keeps only what the diff and the "unchanged" check read.
+pub(super) fn decode_diff_base(bytes: &[u8]) -> Result<(DiffBase, String), String> {
+    let (
+        Parts {
+            head,
+            lines,
+            digest,
+            ..
+        },
+        h,
+    ) = sealed_header(bytes)?;
     let lines = std::str::from_utf8(lines).map_err(|_| not_a_file("a line is not UTF-8"))?;
     let first_line = head.iter().filter(|&&b| b == b'\n').count() + 1;
     let mut entries = std::collections::HashSet::with_capacity(h.sources.len());
