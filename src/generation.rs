@@ -135,14 +135,6 @@ pub struct DiffBase {
     pub ptr: Vec<Ptr>,
 }
 
-/// What a generation file's header says once its self-digest holds: its serial and the record digest
-/// it claims, not recomputed ([`Generation::decode_claim`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Claim {
-    pub serial: u32,
-    pub record_digest: String,
-}
-
 impl DiffBase {
     /// The records' names and addresses, sorted by name as the generation holds them.
     pub fn records(&self) -> impl Iterator<Item = (&str, std::net::Ipv4Addr)> + '_ {
@@ -174,6 +166,14 @@ impl From<&Generation> for DiffBase {
         }
         base
     }
+}
+
+/// What a generation file's header says once its self-digest holds: its serial and the record digest
+/// it claims, not recomputed ([`Generation::decode_claim`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    pub serial: u32,
+    pub record_digest: String,
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -933,9 +933,6 @@ mod tests {
         );
     }
 
-    /// The diff-base reader accepts exactly the files that the whole decode without the sources and
-    /// a record digest check accepted (what it was before it kept the names in one buffer), and reads
-    /// the same names, addresses and PTRs from them.
     #[test]
     fn a_claim_holds_only_behind_the_self_digest() {
         let g = sample();
@@ -959,6 +956,9 @@ mod tests {
         }
     }
 
+    /// The diff-base reader accepts exactly the files that the whole decode without the sources and
+    /// a record digest check accepted (what it was before it kept the names in one buffer), and reads
+    /// the same names, addresses and PTRs from them.
     #[test]
     fn a_diff_base_reads_what_the_full_decoder_without_sources_reads() {
         let old_way = |bytes: &[u8]| {

@@ -321,8 +321,8 @@ impl StateDir {
         };
         // A change is told by the newest header whose self-digest holds, before anything of its lines
         // is read: the diff base is then read after the new file is in place, while the server
-        // already swaps it in (at 100,000 names the base is a sixth of `load`). Where that header
-        // says "maybe unchanged", or in a dry run, the base is read first, as it decides.
+        // already swaps it in. Where that header says "maybe unchanged", or in a dry run, the base
+        // is read first, as it decides.
         if !dry_run
             && files
                 .iter()
