@@ -451,36 +451,22 @@ fn decode_lines(
     digesting: bool,
 ) -> Result<(Generation, String, Option<String>), String> {
     let with_sources = sources != SourceLines::Skip;
-    let Parts {
-        body,
-        head,
-        lines,
-        digest,
-    } = split(bytes)?;
-    if verify && sha256_hex(body) != digest {
-        return Err("fails its self-digest (the file was changed after it was sealed)".into());
-    }
-    count_strings(head)?;
-    let h: HeaderIn = serde_json::from_slice(head).map_err(|e| not_a_file(&e.to_string()))?;
-    if h.format != FORMAT {
-        return Err(format!(
-            "has format {}, this pigsty-dns reads formats {FORMAT_JSON} and {FORMAT}",
-            h.format
-        ));
-    }
+    let (
+        Parts {
+            head,
+            lines,
+            digest,
+            ..
+        },
+        h,
+    ) = header_parts(bytes, verify)?;
     let lines = std::str::from_utf8(lines).map_err(|_| not_a_file("a line is not UTF-8"))?;
     let first_line = head.iter().filter(|&&b| b == b'\n').count() + 1;
     // The header's counts size the vectors, bounded by what the bytes can hold.
     let mut records = Vec::with_capacity(h.record_lines.min(lines.len() / 16));
     let mut ptr = Vec::with_capacity(h.ptr_lines.min(lines.len() / 16));
     let mut strings = 0usize;
-    // The encoder lists each source once; a repeated entry could only be written by hand.
-    let mut entries = std::collections::HashSet::with_capacity(h.sources.len());
-    if let Some(twice) = h.sources.iter().find(|s| !entries.insert(s.as_str())) {
-        return Err(format!(
-            "is not in canonical form (its header lists the source {twice:?} twice)"
-        ));
-    }
+    sources_listed_once(&h)?;
     let mut table = Sources {
         table: &h.sources,
         used: 0,
@@ -488,12 +474,7 @@ fn decode_lines(
     };
     let mut text = digesting.then(|| RecordDigest::new(&h.zone, h.ttl, &h.soa, &h.ns));
     for (i, line) in lines_of(lines).enumerate() {
-        let at = |why: String| {
-            format!(
-                "is not in canonical form (line {}: {why}; the file was changed after it was sealed)",
-                first_line + i
-            )
-        };
+        let at = |why: String| at_line(first_line + i, &why);
         if let Some(rest) = line.strip_prefix(RECORD) {
             if !ptr.is_empty() {
                 return Err(at("a record after the PTR lines".into()));
@@ -552,16 +533,11 @@ fn decode_lines(
             table.used
         ));
     }
-    if records.len() != h.record_lines || ptr.len() != h.ptr_lines {
-        return Err(format!(
-            "is not in canonical form (its header counts {} records and {} PTRs, its lines hold {} and {})",
-            h.record_lines,
-            h.ptr_lines,
-            records.len(),
-            ptr.len()
-        ));
+    counts_match(&h, records.len(), ptr.len())?;
+    // The counts match, so the header re-encodes from `h` as from the generation it becomes.
+    if verify {
+        header_reencodes(&h, head)?;
     }
-    let h_sources = h.sources;
     let g = Generation {
         format: h.format,
         zone: h.zone,
@@ -577,25 +553,14 @@ fn decode_lines(
         skipped_hosts: h.skipped_hosts,
         record_digest: h.record_digest,
     };
-    if verify {
-        let mut again = Vec::with_capacity(head.len());
-        let sources: Vec<&str> = h_sources.iter().map(String::as_str).collect();
-        header(&g, &sources, &mut again);
-        if again != head {
-            return Err(
-                "is not in canonical form (its header; the file was changed after it was sealed)"
-                    .into(),
-            );
-        }
-    }
     Ok((g, digest.to_string(), text.map(RecordDigest::finish)))
 }
 
-/// A format-2 file's parts and header once its self-digest over the raw bytes holds: nothing of the
-/// lines is read.
-fn sealed_header(bytes: &[u8]) -> Result<(Parts<'_>, HeaderIn), String> {
+/// A format-2 file's parts and header, with `verify` once its self-digest over the raw bytes holds:
+/// nothing of the lines is read.
+fn header_parts(bytes: &[u8], verify: bool) -> Result<(Parts<'_>, HeaderIn), String> {
     let parts = split(bytes)?;
-    if sha256_hex(parts.body) != parts.digest {
+    if verify && sha256_hex(parts.body) != parts.digest {
         return Err("fails its self-digest (the file was changed after it was sealed)".into());
     }
     count_strings(parts.head)?;
@@ -609,9 +574,67 @@ fn sealed_header(bytes: &[u8]) -> Result<(Parts<'_>, HeaderIn), String> {
     Ok((parts, h))
 }
 
+/// The encoder lists each source once; a repeated entry could only be written by hand.
+fn sources_listed_once(h: &HeaderIn) -> Result<(), String> {
+    let mut entries = std::collections::HashSet::with_capacity(h.sources.len());
+    match h.sources.iter().find(|s| !entries.insert(s.as_str())) {
+        Some(twice) => Err(format!(
+            "is not in canonical form (its header lists the source {twice:?} twice)"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Why line `n` of a file is not canonical.
+fn at_line(n: usize, why: &str) -> String {
+    format!("is not in canonical form (line {n}: {why}; the file was changed after it was sealed)")
+}
+
+fn counts_match(h: &HeaderIn, records: usize, ptr: usize) -> Result<(), String> {
+    if records != h.record_lines || ptr != h.ptr_lines {
+        return Err(format!(
+            "is not in canonical form (its header counts {} records and {} PTRs, its lines hold {records} and {ptr})",
+            h.record_lines, h.ptr_lines
+        ));
+    }
+    Ok(())
+}
+
+/// The header's bytes are exactly what the encoder writes for it.
+fn header_reencodes(h: &HeaderIn, head: &[u8]) -> Result<(), String> {
+    let mut again = Vec::with_capacity(head.len());
+    let sources: Vec<&str> = h.sources.iter().map(String::as_str).collect();
+    write_header(
+        &HeaderOut {
+            format: h.format,
+            zone: &h.zone,
+            serial: h.serial,
+            created: &h.created,
+            input: &h.input,
+            ttl: h.ttl,
+            soa: &h.soa,
+            ns: &h.ns,
+            record_lines: h.record_lines,
+            ptr_lines: h.ptr_lines,
+            sources: &sources,
+            not_served: &h.not_served,
+            skipped_hosts: &h.skipped_hosts,
+            record_digest: &h.record_digest,
+        },
+        &mut again,
+    );
+    if again != head {
+        return Err(
+            "is not in canonical form (its header; the file was changed after it was sealed)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// What a format-2 file's sealed header claims ([`Generation::decode_claim`]).
 pub(super) fn decode_claim(bytes: &[u8]) -> Result<(Claim, String), String> {
-    let (parts, h) = sealed_header(bytes)?;
+    let (parts, h) = header_parts(bytes, true)?;
     let claim = Claim {
         serial: h.serial,
         record_digest: h.record_digest,
@@ -631,15 +654,10 @@ pub(super) fn decode_diff_base(bytes: &[u8]) -> Result<(DiffBase, String), Strin
             ..
         },
         h,
-    ) = sealed_header(bytes)?;
+    ) = header_parts(bytes, true)?;
     let lines = std::str::from_utf8(lines).map_err(|_| not_a_file("a line is not UTF-8"))?;
     let first_line = head.iter().filter(|&&b| b == b'\n').count() + 1;
-    let mut entries = std::collections::HashSet::with_capacity(h.sources.len());
-    if let Some(twice) = h.sources.iter().find(|s| !entries.insert(s.as_str())) {
-        return Err(format!(
-            "is not in canonical form (its header lists the source {twice:?} twice)"
-        ));
-    }
+    sources_listed_once(&h)?;
     let mut base = DiffBase {
         serial: h.serial,
         record_digest: String::new(),
@@ -650,12 +668,7 @@ pub(super) fn decode_diff_base(bytes: &[u8]) -> Result<(DiffBase, String), Strin
     let mut digest_of = RecordDigest::new(&h.zone, h.ttl, &h.soa, &h.ns);
     let mut strings = 0usize;
     for (i, line) in lines_of(lines).enumerate() {
-        let at = |why: String| {
-            format!(
-                "is not in canonical form (line {}: {why}; the file was changed after it was sealed)",
-                first_line + i
-            )
-        };
+        let at = |why: String| at_line(first_line + i, &why);
         if let Some(rest) = line.strip_prefix(RECORD) {
             if !base.ptr.is_empty() {
                 return Err(at("a record after the PTR lines".into()));
@@ -684,42 +697,8 @@ pub(super) fn decode_diff_base(bytes: &[u8]) -> Result<(DiffBase, String), Strin
             return Err(too_many());
         }
     }
-    if base.records.len() != h.record_lines || base.ptr.len() != h.ptr_lines {
-        return Err(format!(
-            "is not in canonical form (its header counts {} records and {} PTRs, its lines hold {} and {})",
-            h.record_lines,
-            h.ptr_lines,
-            base.records.len(),
-            base.ptr.len()
-        ));
-    }
-    let mut again = Vec::with_capacity(head.len());
-    let sources: Vec<&str> = h.sources.iter().map(String::as_str).collect();
-    write_header(
-        &HeaderOut {
-            format: h.format,
-            zone: &h.zone,
-            serial: h.serial,
-            created: &h.created,
-            input: &h.input,
-            ttl: h.ttl,
-            soa: &h.soa,
-            ns: &h.ns,
-            record_lines: h.record_lines,
-            ptr_lines: h.ptr_lines,
-            sources: &sources,
-            not_served: &h.not_served,
-            skipped_hosts: &h.skipped_hosts,
-            record_digest: &h.record_digest,
-        },
-        &mut again,
-    );
-    if again != head {
-        return Err(
-            "is not in canonical form (its header; the file was changed after it was sealed)"
-                .into(),
-        );
-    }
+    counts_match(&h, base.records.len(), base.ptr.len())?;
+    header_reencodes(&h, head)?;
     for p in &base.ptr {
         digest_of.ptr(p.address, &p.name);
     }
