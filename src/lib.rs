@@ -36,6 +36,7 @@ pub mod defaults;
 pub mod digest;
 pub mod error;
 pub mod generation;
+pub mod hosts;
 pub mod input;
 pub mod inventory;
 pub mod name;
