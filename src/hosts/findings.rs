@@ -113,15 +113,27 @@ pub struct NssSummary {
     /// The `hosts:` line, or what decides the order elsewhere (macOS: mDNSResponder).
     pub text: String,
     pub files_order: FilesOrder,
+    /// Lookups reach systemd-resolved (nss-resolve, or `dns` to its stub) and it reads the hosts file
+    /// itself (`ReadEtcHosts=`, default yes, see [`super::nss::resolved_reads_etc_hosts`]): then a
+    /// hosts line answers before the route whatever `files_order` says (nss-resolve(8): resolved
+    /// "supports /etc/hosts internally").
+    pub resolved_reads_hosts: bool,
 }
 
 impl NssSummary {
-    pub fn from_nss(nss: &NssHosts, zone: &str) -> NssSummary {
+    /// `resolved_reads_hosts`: see the field; the caller knows whether the route is resolved's.
+    pub fn from_nss(nss: &NssHosts, zone: &str, resolved_reads_hosts: bool) -> NssSummary {
         NssSummary {
             line: nss.line,
             text: nss.text.clone(),
             files_order: nss.files_order(zone),
+            resolved_reads_hosts,
         }
+    }
+
+    /// Whether a hosts line answers in the zone's place, given whether the zone has an answer.
+    pub fn shadows(&self, zone_answers: bool) -> bool {
+        self.resolved_reads_hosts || self.files_order.shadows(zone_answers)
     }
 
     /// macOS: mDNSResponder loads the hosts file as local-only records and answers from them first.
@@ -130,6 +142,7 @@ impl NssSummary {
             line: None,
             text: "macOS mDNSResponder (answers from the hosts file before any server)".into(),
             files_order: FilesOrder::FilesFirst,
+            resolved_reads_hosts: false,
         }
     }
 }
@@ -164,6 +177,17 @@ impl Ctx<'_> {
                 "delete line {} of {} by hand: {}",
                 line.number, self.path, line.text
             ),
+        }
+    }
+
+    /// The reason, with how the line gets in first when only resolved's own hosts reading lets it.
+    fn via(&self, reason: String, shadows: bool, zone_answers: bool) -> String {
+        if shadows && !self.nss.files_order.shadows(zone_answers) {
+            format!(
+                "{reason} (through systemd-resolved, which reads the hosts file itself before the route: ReadEtcHosts=yes)"
+            )
+        } else {
+            reason
         }
     }
 
@@ -221,7 +245,7 @@ fn shadowed_name(
     let served = zone.address_of(&fqdn);
     let addr = line.address;
     let same = served.is_some() && served == line.ipv4();
-    let shadows = ctx.nss.files_order.shadows(served.is_some());
+    let shadows = ctx.nss.shadows(served.is_some());
     let reason = match (shadows, served) {
         (false, _) => ctx.not_a_shadow(),
         (true, _) if same => format!(
@@ -231,9 +255,10 @@ fn shadowed_name(
             "the hosts file answers {name} with {addr} before the zone, which serves {z}: this name never comes from pigsty-dns"
         ),
         (true, None) => format!(
-            "the hosts file answers {name} with {addr}, a name the zone does not serve (NXDOMAIN): this answer never comes from pigsty-dns"
+            "the hosts file answers {name} with {addr}, a name the zone serves no address for (NXDOMAIN or no A): this answer never comes from pigsty-dns"
         ),
     };
+    let reason = ctx.via(reason, shadows, served.is_some());
     Finding {
         kind: FindingKind::ShadowedName,
         line: line.number,
@@ -265,7 +290,7 @@ fn short_name(
     }
     let addr = line.address;
     // The zone never answers a single label itself, so files is asked whenever it is reached.
-    let shadows = ctx.nss.files_order.shadows(false);
+    let shadows = ctx.nss.shadows(false);
     let reason = if shadows {
         format!(
             "{name} answers {addr} from the hosts file, but {fqdn} is {served} in the zone: the same host answers at two addresses depending on spelling"
@@ -273,6 +298,7 @@ fn short_name(
     } else {
         ctx.not_a_shadow()
     };
+    let reason = ctx.via(reason, shadows, false);
     Some(Finding {
         kind: FindingKind::ShortNameDisagrees,
         line: line.number,
@@ -300,7 +326,7 @@ fn shadowed_reverse(ctx: &Ctx, line: &HostsLine, zone: &dyn ZoneAnswers) -> Opti
     let first = line.names.first()?;
     let ptr = zone.ptr_of(v4);
     let same = ptr.is_some_and(|p| p == fold(first));
-    let shadows = ctx.nss.files_order.shadows(ptr.is_some());
+    let shadows = ctx.nss.shadows(ptr.is_some());
     let reason = match (shadows, ptr) {
         (false, _) => ctx.not_a_shadow(),
         (true, _) if same => format!(
@@ -313,6 +339,7 @@ fn shadowed_reverse(ctx: &Ctx, line: &HostsLine, zone: &dyn ZoneAnswers) -> Opti
             "getent hosts {v4} answers {first} from the hosts file; the zone has no PTR for {v4}"
         ),
     };
+    let reason = ctx.via(reason, shadows, ptr.is_some());
     Some(Finding {
         kind: FindingKind::ShadowedReverse,
         line: line.number,
@@ -338,9 +365,10 @@ fn shadowed_reverse(ctx: &Ctx, line: &HostsLine, zone: &dyn ZoneAnswers) -> Opti
 ///   `end_without_begin`, `unterminated`; `line`: 1-based or null) and `findings` is empty.
 /// - `barn_block`: `{begin, end}`, the marker lines of Barn's block, or null. `lines`: lines that
 ///   answer lookups; `skipped`: lines glibc ignores (a bad address, or no name).
-/// - `nss`: `{line, text, files_order}`: the `hosts:` line in effect (`line` null for glibc's default
-///   or macOS) and where the hosts file stands: `files_first`, `after_not_found`,
-///   `after_unavailable`, `not_consulted`.
+/// - `nss`: `{line, text, files_order, resolved_reads_hosts}`: the `hosts:` line in effect (`line`
+///   null for glibc's default or macOS), where the hosts file stands in it (`files_first`,
+///   `after_not_found`, `after_unavailable`, `not_consulted`), and whether systemd-resolved, on the
+///   route's path, answers from the hosts file itself (then lines shadow whatever the order).
 /// - `findings`: each `{kind, line, class, text, hosts_address, hosts_name, zone_name, zone_answer,
 ///   same, shadows, failure, reason, next}`. `kind`: `shadowed_name`, `shadowed_reverse`,
 ///   `short_name_disagrees`; `class`: `barn`, `pigsty`, `other`; `text`: the line as written;

@@ -38,6 +38,7 @@ fn first() -> NssSummary {
         line: Some(12),
         text: "hosts: files dns".into(),
         files_order: FilesOrder::FilesFirst,
+        resolved_reads_hosts: false,
     }
 }
 
@@ -116,6 +117,7 @@ fn every_kind_of_finding_with_its_line_class_and_verdict() {
     assert_eq!(ghost.class, LineClass::Barn);
     assert_eq!(ghost.zone_name, "ghost.pigsty.test");
     assert_eq!(ghost.zone_answer, None);
+    assert!(!ghost.reason.contains("ReadEtcHosts"));
     assert!(ghost.reason.contains("NXDOMAIN"), "{}", ghost.reason);
     assert_eq!(
         ghost.next,
@@ -173,6 +175,26 @@ fn with_files_after_resolve_nothing_is_a_shadow_and_the_finding_says_why() {
             x.reason
         );
         assert!(x.reason.contains("hosts: files dns"), "{}", x.reason);
+    }
+}
+
+#[test]
+fn with_files_after_resolve_resolveds_own_hosts_reading_still_shadows() {
+    let nss = NssSummary {
+        files_order: FilesOrder::AfterUnavailable,
+        resolved_reads_hosts: true,
+        ..first()
+    };
+    let f = findings(&parse(HOSTS.as_bytes()).unwrap(), PATH, &nss, &gen_());
+    let first_order = run(FilesOrder::FilesFirst, &gen_());
+    let verdicts = |f: &[Finding]| {
+        f.iter()
+            .map(|x| (x.line, x.kind, x.failure))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(verdicts(&f), verdicts(&first_order));
+    for x in f.iter().filter(|x| x.failure) {
+        assert!(x.reason.contains("ReadEtcHosts=yes"), "{}", x.reason);
     }
 }
 
@@ -243,7 +265,7 @@ fn the_summary_is_stable_json_with_each_next_step_once() {
     assert_eq!(v["barn_block"], serde_json::json!({"begin": 7, "end": 10}));
     assert_eq!(
         v["nss"],
-        serde_json::json!({"line": 12, "text": "hosts: files dns", "files_order": "files_first"})
+        serde_json::json!({"line": 12, "text": "hosts: files dns", "files_order": "files_first", "resolved_reads_hosts": false})
     );
     let f = &v["findings"][1];
     let mut keys: Vec<_> = f.as_object().unwrap().keys().cloned().collect();
@@ -285,7 +307,8 @@ fn the_summary_is_stable_json_with_each_next_step_once() {
 fn nss_summaries_come_from_the_line_or_the_platform() {
     let nss = NssHosts::parse("hosts: mymachines resolve [!UNAVAIL=return] files myhostname dns\n")
         .unwrap();
-    let s = NssSummary::from_nss(&nss, "pigsty.test");
+    let s = NssSummary::from_nss(&nss, "pigsty.test", true);
+    assert!(s.resolved_reads_hosts);
     assert_eq!(
         (s.line, s.files_order),
         (Some(1), FilesOrder::AfterUnavailable)

@@ -27,5 +27,5 @@ pub use findings::{
 };
 pub use nss::{
     Action, FilesOrder, NssError, NssHosts, Reach, RouteEffect, Source, Status,
-    resolv_conf_points_at_stub, resolv_target_is_stub,
+    resolv_conf_points_at_stub, resolv_target_is_stub, resolved_reads_etc_hosts,
 };

@@ -16,6 +16,11 @@
 //! does not stop them), and any other module anything. So a verdict that a lookup never reaches
 //! `resolve`/`dns` is only given when it is certain.
 //!
+//! The order is not the whole answer: systemd-resolved reads `/etc/hosts` itself (`ReadEtcHosts=`,
+//! default yes; nss-resolve(8) asks for `resolve` before `files` for that reason), so where lookups
+//! reach resolved, hosts lines answer before the route whatever the order ([`resolved_reads_etc_hosts`];
+//! the findings take both).
+//!
 //! musl (Alpine) has no NSS at all: it reads `/etc/hosts`, then DNS, whatever this file says (Alpine's
 //! `hosts: files dns` line says so for the programs that read it).
 
@@ -326,7 +331,8 @@ pub enum FilesOrder {
     /// After them, but reached when they answer NOTFOUND (e.g. `dns files`): hosts lines still answer
     /// for names and addresses the zone does not serve.
     AfterNotFound,
-    /// After them, reached only when they are unavailable (`resolve [!UNAVAIL=return] files`, Arch).
+    /// After them, reached only when they are unavailable (`resolve [!UNAVAIL=return] files`, Arch;
+    /// resolved itself still reads the hosts file unless `ReadEtcHosts=no`).
     AfterUnavailable,
     /// Not listed, or never reached.
     NotConsulted,
@@ -486,6 +492,36 @@ pub fn resolv_conf_points_at_stub(text: &str) -> bool {
 /// and its relative spellings); `resolv.conf` beside it lists the upstream servers instead.
 pub fn resolv_target_is_stub(target: &Path) -> bool {
     target.file_name().is_some_and(|n| n == "stub-resolv.conf")
+}
+
+/// Whether systemd-resolved reads /etc/hosts itself (resolved.conf(5) `ReadEtcHosts=`, default yes),
+/// from the texts of `/etc/systemd/resolved.conf` and its drop-ins in the order systemd reads them
+/// (the main file first, then `resolved.conf.d/*.conf` by file name): the last assignment in a
+/// `[Resolve]` section wins; an empty one resets to the default; a value systemd cannot read as a
+/// boolean is ignored, as systemd ignores it.
+pub fn resolved_reads_etc_hosts(texts: &[&str]) -> bool {
+    let mut reads = true;
+    for text in texts {
+        let mut in_resolve = false;
+        for line in text.lines().map(str::trim) {
+            if line.starts_with('[') {
+                in_resolve = line == "[Resolve]";
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            if !in_resolve || key.trim() != "ReadEtcHosts" {
+                continue;
+            }
+            match value.trim().to_ascii_lowercase().as_str() {
+                "" | "1" | "yes" | "y" | "true" | "t" | "on" => reads = true,
+                "0" | "no" | "n" | "false" | "f" | "off" => reads = false,
+                _ => {}
+            }
+        }
+    }
+    reads
 }
 
 #[cfg(test)]

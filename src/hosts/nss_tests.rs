@@ -240,3 +240,26 @@ fn resolv_conf_points_at_the_stub_by_its_first_nameserver_or_its_target() {
         "/run/NetworkManager/resolv.conf"
     )));
 }
+
+#[test]
+fn resolved_reads_the_hosts_file_unless_a_resolve_section_says_no() {
+    assert!(resolved_reads_etc_hosts(&[]));
+    assert!(resolved_reads_etc_hosts(&["[Resolve]\n#ReadEtcHosts=no\n"]));
+    assert!(!resolved_reads_etc_hosts(&[
+        "[Resolve]\nReadEtcHosts = No\n"
+    ]));
+    // A drop-in after the main file wins; an empty value resets to the default.
+    assert!(resolved_reads_etc_hosts(&[
+        "[Resolve]\nReadEtcHosts=no\n",
+        "[Resolve]\nReadEtcHosts=\n"
+    ]));
+    assert!(!resolved_reads_etc_hosts(&[
+        "[Resolve]\nReadEtcHosts=yes\n",
+        "[Resolve]\nReadEtcHosts=off\n"
+    ]));
+    // Outside [Resolve], or not a boolean: ignored.
+    assert!(resolved_reads_etc_hosts(&["[Other]\nReadEtcHosts=no\n"]));
+    assert!(resolved_reads_etc_hosts(&[
+        "[Resolve]\nReadEtcHosts=maybe\n"
+    ]));
+}
