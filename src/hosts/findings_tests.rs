@@ -103,6 +103,12 @@ fn every_kind_of_finding_with_its_line_class_and_verdict() {
             (14, ShadowedReverse, "node-1.pigsty.test", true, false),
         ]
     );
+}
+
+#[test]
+fn each_finding_carries_the_zones_answer_its_reason_and_the_next_step_for_its_class() {
+    use FindingKind::*;
+    let f = run(FilesOrder::FilesFirst, &gen_());
     let by = |line, kind| f.iter().find(|x| x.line == line && x.kind == kind).unwrap();
     let short = by(4, ShortNameDisagrees);
     assert_eq!(short.class, LineClass::Pigsty);
