@@ -166,7 +166,7 @@ impl HostsError {
     pub fn next(&self) -> &'static str {
         match self.kind {
             HostsErrorKind::NotRegular => {
-                "make the hosts file a regular file (pigsty-dns only reads it and never follows it elsewhere)"
+                "make the hosts file a regular file (on Linux a symlink to one is read too; pigsty-dns never writes it)"
             }
             HostsErrorKind::TooLarge | HostsErrorKind::Nul => {
                 "repair the hosts file by hand: glibc and Barn both expect a small text file"

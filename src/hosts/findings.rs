@@ -412,7 +412,7 @@ pub fn summary(
     let mut barn = found.iter().filter(|f| f.class == LineClass::Barn);
     if let (Some(_), Some(b)) = (barn.next(), file.barn) {
         next.push(format!(
-            "run `barn hosts uninstall` (it removes Barn's block, lines {}-{}), or re-sync Barn without the names above",
+            "run `barn hosts uninstall` (it removes Barn's block, lines {}-{}), or re-sync Barn without the names the findings list",
             b.begin, b.end
         ));
     }
