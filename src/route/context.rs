@@ -61,6 +61,7 @@ impl Ctx<'_> {
                 s.argv.join(" "),
                 if out.ok() { "ok".into() } else { out.summary() }
             ));
+            super::lifecycle::crash_point(&s.argv.join(" "));
             if !out.ok() && !s.may_fail {
                 return Err(format!("`{}` failed: {}", s.argv.join(" "), out.summary()));
             }

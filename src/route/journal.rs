@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::adapter::{AdapterName, LinkKind, Step, Variant};
 use super::files;
+use super::lifecycle;
 use crate::output::to_json;
 use crate::sys::{Os, fs as sys_fs};
 
@@ -94,8 +95,13 @@ pub fn read(dir: &Path) -> Result<Option<Journal>, String> {
     let p = path(dir);
     match std::fs::read(&p) {
         Ok(bytes) => {
+            // Uninstall deletes what the journal lists: one that anybody could have written is
+            // never read (issue 26, row 8).
+            if let Some(d) = meta_damage(&p) {
+                return Err(lifecycle::journal_message(&p, &d));
+            }
             let j: Journal = serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{} is not a route journal: {e}", p.display()))?;
+                .map_err(|e| lifecycle::journal_message(&p, &lifecycle::journal_parse_error(&e)))?;
             if j.format != FORMAT {
                 return Err(format!(
                     "{} has journal format {}, this pigsty-dns reads format {FORMAT}",
@@ -108,6 +114,25 @@ pub fn read(dir: &Path) -> Result<Option<Journal>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("cannot read {}: {e}", p.display())),
     }
+}
+
+/// What is wrong with the journal file itself (owner, mode, content), if anything: for the status
+/// item's `next:` line.
+pub fn damage(p: &Path) -> Option<lifecycle::JournalDamage> {
+    if let Some(d) = meta_damage(p) {
+        return Some(d);
+    }
+    let bytes = std::fs::read(p).ok()?;
+    serde_json::from_slice::<Journal>(&bytes)
+        .err()
+        .map(|e| lifecycle::journal_parse_error(&e))
+}
+
+/// The journal's owner or mode makes it untrustworthy.
+fn meta_damage(p: &Path) -> Option<lifecycle::JournalDamage> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(p).ok()?;
+    lifecycle::journal_meta(m.uid(), m.mode(), crate::sys::user::euid())
 }
 
 pub fn write(dir: &Path, j: &Journal) -> Result<(), String> {

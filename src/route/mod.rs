@@ -6,7 +6,8 @@
 //! `detect` (facts about the host), `adapter` (one file per way of routing, and their vocabulary),
 //! `plan` (choosing an adapter, the full plan), `files` (the ownership marker and how files are
 //! written), `journal` (what an install wrote), `installed` (what is in place, journal or not),
-//! `live` (the reverse zone and canonical names of the daemon's live generation), `verify` (checks
+//! `lifecycle` (what status makes of a route's later life: a daemon down, a lost link, a VPN's claim,
+//! a damaged journal, a hand edit), `live` (the reverse zone and canonical names of the daemon's live generation), `verify` (checks
 //! through the native resolver path), `dnsinfo` (macOS: `scutil --dns` and
 //! `/etc/resolver` as configd and mDNSResponder read them, and the other resolvers that claim the
 //! zone), and one file per command. Route talks to the daemon only over DNS and through its status
@@ -21,6 +22,8 @@ pub mod files;
 pub mod install;
 pub mod installed;
 pub mod journal;
+pub mod lifecycle;
+pub mod lifecycle_probe;
 pub mod live;
 pub mod plan;
 pub mod status;
