@@ -14,6 +14,21 @@ use crate::probe::{self, ProbeError, SoaAnswer};
 use crate::status_file::{self, Status};
 use crate::transport::Transport;
 
+type Probe = Result<SoaAnswer, ProbeError>;
+
+/// The SOA probes over UDP and TCP of the zone and (when the status file names one) the reverse zone.
+struct Probes {
+    udp: Probe,
+    tcp: Probe,
+    reverse: Option<(Probe, Probe)>,
+}
+
+impl Probes {
+    fn answering(&self) -> bool {
+        self.udp.is_ok() && self.tcp.is_ok()
+    }
+}
+
 /// `pigsty-dns status`: the status file, cross-checked with a live SOA probe over UDP and TCP.
 pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<Report, AppError> {
     let file = status_file::read(state_dir);
@@ -29,45 +44,8 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
         .filter(|_| alive)
         .and_then(|s| s.reverse_zone.as_deref())
         .and_then(|z| Zone::parse(z).ok());
-    let (udp, tcp, reverse_probe) = probe::block_on(async {
-        let t = Duration::from_millis(1500);
-        let reverse_probe = match &reverse {
-            Some(r) => Some((
-                probe::soa(addr, Transport::Udp, r, t).await,
-                probe::soa(addr, Transport::Tcp, r, t).await,
-            )),
-            None => None,
-        };
-        (
-            probe::soa(addr, Transport::Udp, &zone, t).await,
-            probe::soa(addr, Transport::Tcp, &zone, t).await,
-            reverse_probe,
-        )
-    })
-    .map_err(|e| AppError::new(Class::Runtime, e.to_string(), "try again"))?;
-    let answering = udp.is_ok() && tcp.is_ok();
-    let serial_of = |r: &Result<SoaAnswer, ProbeError>| r.as_ref().ok().map(|a| a.serial);
-    let reverse_ok = reverse_probe.as_ref().is_none_or(|(u, t)| {
-        serial_of(u).is_some() && serial_of(u) == serial_of(t) && serial_of(u) == serial_of(&udp)
-    });
-    let verdict = match (&file, alive, answering) {
-        (Some(s), true, true) if udp.as_ref().is_ok_and(|a| a.serial == s.serial) && reverse_ok => {
-            "running"
-        }
-        (Some(s), true, true) if udp.as_ref().is_ok_and(|a| a.serial == s.serial) => {
-            "running, but the reverse zone does not answer its SOA with the live serial"
-        }
-        (Some(_), true, true) => "running, but the probe saw another serial than the status file",
-        (_, false, true) => {
-            "something answers at this address, but no pigsty-dns serve of this state dir is running"
-        }
-        (Some(_), true, false) => "running, but not answering the zone SOA",
-        _ => "not running",
-    };
-    let probe_json = |r: &Result<SoaAnswer, ProbeError>| match r {
-        Ok(a) => json!({"serial": a.serial, "authoritative": a.authoritative}),
-        Err(e) => json!({"error": e.to_string()}),
-    };
+    let probes = probe_both(addr, &zone, reverse.as_ref())?;
+    let verdict = verdict(file.as_ref(), alive, &probes);
     // The served records stay in memory; only a new load can store them again.
     let live_file_gone = file
         .as_ref()
@@ -77,112 +55,183 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
             "format": FORMAT,
             "live_file_gone": live_file_gone,
             "verdict": verdict,
-            "running": alive && answering,
+            "running": alive && probes.answering(),
             "state_dir": state_dir.display().to_string(),
             "server": addr.to_string(),
-            "probe": {"udp": probe_json(&udp), "tcp": probe_json(&tcp)},
-            "reverse_probe": reverse_probe.as_ref().map(|(u, t)| json!({"udp": probe_json(u), "tcp": probe_json(t)})),
+            "probe": {"udp": probe_json(&probes.udp), "tcp": probe_json(&probes.tcp)},
+            "reverse_probe": probes.reverse.as_ref().map(|(u, t)| json!({"udp": probe_json(u), "tcp": probe_json(t)})),
             "status": file,
     });
     let mut out = format!("pigsty-dns: {verdict}\n");
-    let probe_text = |r: &Result<SoaAnswer, ProbeError>| match r {
+    out.push_str(&probes_text(addr, reverse.as_ref(), &probes));
+    match &file {
+        Some(s) => out.push_str(&file_text(s, live_file_gone)),
+        None => out.push_str(&format!("no status file in {}\n", state_dir.display())),
+    }
+    let report = Report::new(out, json);
+    if alive && probes.answering() {
+        Ok(report)
+    } else {
+        Err(not_running(verdict, addr, report))
+    }
+}
+
+fn probe_both(addr: SocketAddr, zone: &Zone, reverse: Option<&Zone>) -> Result<Probes, AppError> {
+    probe::block_on(async {
+        let t = Duration::from_millis(1500);
+        let reverse = match reverse {
+            Some(r) => Some((
+                probe::soa(addr, Transport::Udp, r, t).await,
+                probe::soa(addr, Transport::Tcp, r, t).await,
+            )),
+            None => None,
+        };
+        Probes {
+            udp: probe::soa(addr, Transport::Udp, zone, t).await,
+            tcp: probe::soa(addr, Transport::Tcp, zone, t).await,
+            reverse,
+        }
+    })
+    .map_err(|e| AppError::new(Class::Runtime, e.to_string(), "try again"))
+}
+
+/// One line of what the status file and the probes say together.
+fn verdict(file: Option<&Status>, alive: bool, p: &Probes) -> &'static str {
+    let serial_of = |r: &Probe| r.as_ref().ok().map(|a| a.serial);
+    let reverse_ok = p.reverse.as_ref().is_none_or(|(u, t)| {
+        serial_of(u).is_some() && serial_of(u) == serial_of(t) && serial_of(u) == serial_of(&p.udp)
+    });
+    let live_serial = |s: &Status| p.udp.as_ref().is_ok_and(|a| a.serial == s.serial);
+    match (file, alive, p.answering()) {
+        (Some(s), true, true) if live_serial(s) && reverse_ok => "running",
+        (Some(s), true, true) if live_serial(s) => {
+            "running, but the reverse zone does not answer its SOA with the live serial"
+        }
+        (Some(_), true, true) => "running, but the probe saw another serial than the status file",
+        (_, false, true) => {
+            "something answers at this address, but no pigsty-dns serve of this state dir is running"
+        }
+        (Some(_), true, false) => "running, but not answering the zone SOA",
+        _ => "not running",
+    }
+}
+
+fn probe_json(r: &Probe) -> serde_json::Value {
+    match r {
+        Ok(a) => json!({"serial": a.serial, "authoritative": a.authoritative}),
+        Err(e) => json!({"error": e.to_string()}),
+    }
+}
+
+fn probes_text(addr: SocketAddr, reverse: Option<&Zone>, p: &Probes) -> String {
+    let probe_text = |r: &Probe| match r {
         Ok(a) => format!("serial {}", a.serial),
         Err(e) => e.to_string(),
     };
-    out.push_str(&format!(
+    let mut out = format!(
         "probe {addr}: UDP {}; TCP {}\n",
-        probe_text(&udp),
-        probe_text(&tcp)
-    ));
-    if let (Some(z), Some((u, t))) = (&reverse, &reverse_probe) {
+        probe_text(&p.udp),
+        probe_text(&p.tcp)
+    );
+    if let (Some(z), Some((u, t))) = (reverse, &p.reverse) {
         out.push_str(&format!(
             "probe {addr} {z}: UDP {}; TCP {}\n",
             probe_text(u),
             probe_text(t)
         ));
     }
-    if let Some(s) = &file {
-        let uptime = status_file::now_unix().saturating_sub(s.started_unix);
+    out
+}
+
+/// What the status file says: the live generation, where it came from, secondaries, transfers and
+/// answer counters.
+fn file_text(s: &Status, live_file_gone: bool) -> String {
+    let uptime = status_file::now_unix().saturating_sub(s.started_unix);
+    let mut out = format!(
+        "status file ({}, pid {}, updated {}):\n  zone {}  reverse zone {}  serial {}  records {}  record digest {}\n",
+        s.state,
+        s.pid,
+        s.updated,
+        s.zone,
+        s.reverse_zone.as_deref().unwrap_or("none"),
+        s.serial,
+        s.records,
+        s.record_digest.as_deref().unwrap_or("-")
+    );
+    out.push_str(&format!(
+        "  listen {}  uptime {uptime} s\n  generation {}\n  loaded {} from {}\n",
+        s.listen
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        s.generation
+            .as_deref()
+            .unwrap_or("none (serving only the apex)"),
+        s.loaded_at.as_deref().unwrap_or("-"),
+        s.loaded_from.as_deref().unwrap_or("-"),
+    ));
+    if live_file_gone {
+        out.push_str(
+            "  the live generation is still served, but its file is gone: load the input again to store it\n",
+        );
+    }
+    if let Some(f) = &s.follow {
+        out.push_str(&format!("  following {f}\n"));
+    }
+    out.push_str(&format!(
+        "  last error: {}\n",
+        s.last_error.as_deref().unwrap_or("none")
+    ));
+    out.push_str(&secondaries_text(s));
+    out.push_str(&counters_text(s));
+    out
+}
+
+fn secondaries_text(s: &Status) -> String {
+    let mut out = String::new();
+    for n in &s.secondaries {
         out.push_str(&format!(
-            "status file ({}, pid {}, updated {}):\n  zone {}  reverse zone {}  serial {}  records {}  record digest {}\n",
-            s.state,
-            s.pid,
-            s.updated,
-            s.zone,
-            s.reverse_zone.as_deref().unwrap_or("none"),
-            s.serial,
-            s.records,
-            s.record_digest.as_deref().unwrap_or("-")
-        ));
-        out.push_str(&format!(
-            "  listen {}  uptime {uptime} s\n  generation {}\n  loaded {} from {}\n",
-            s.listen
-                .iter()
-                .map(|a| a.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            s.generation
+            "  secondary {}: acknowledged serial {}, failed NOTIFYs {}{}{}\n",
+            n.address,
+            n.acknowledged_serial
+                .map_or("none".into(), |v| v.to_string()),
+            n.failures,
+            n.pending_serial
+                .map_or(String::new(), |v| format!(", notifying serial {v}")),
+            n.last_error
                 .as_deref()
-                .unwrap_or("none (serving only the apex)"),
-            s.loaded_at.as_deref().unwrap_or("-"),
-            s.loaded_from.as_deref().unwrap_or("-"),
+                .map_or(String::new(), |e| format!(", last error: {e}")),
         ));
-        if live_file_gone {
-            out.push_str(
-                "  the live generation is still served, but its file is gone: load the input again to store it\n",
-            );
-        }
-        if let Some(f) = &s.follow {
-            out.push_str(&format!("  following {f}\n"));
-        }
-        out.push_str(&format!(
-            "  last error: {}\n",
-            s.last_error.as_deref().unwrap_or("none")
-        ));
-        for n in &s.secondaries {
-            out.push_str(&format!(
-                "  secondary {}: acknowledged serial {}, failed NOTIFYs {}{}{}\n",
-                n.address,
-                n.acknowledged_serial
-                    .map_or("none".into(), |v| v.to_string()),
-                n.failures,
-                n.pending_serial
-                    .map_or(String::new(), |v| format!(", notifying serial {v}")),
-                n.last_error
-                    .as_deref()
-                    .map_or(String::new(), |e| format!(", last error: {e}")),
-            ));
-        }
-        if let Some(t) = &s.transfers {
-            out.push_str(&format!(
-                "  transfers: axfr {} ixfr {} ixfr answered with the full zone {} ixfr already current {} signed soa {}; \
-                 refused (TSIG) unsigned {} badkey {} badsig {} badtime {}; failed {}\n",
-                t.axfr,
-                t.ixfr,
-                t.ixfr_as_axfr,
-                t.ixfr_current,
-                t.signed_soa,
-                t.tsig_unsigned,
-                t.tsig_badkey,
-                t.tsig_badsig,
-                t.tsig_badtime,
-                t.failed
-            ));
-        }
-        let c = &s.counters;
-        out.push_str(&format!(
-            "  answers: noerror {} nxdomain {} refused {} formerr {} notimp {} servfail {} badvers {} other {}; dropped {} truncated {}; tcp accepted {} evicted {} refused {}\n",
-            c.noerror, c.nxdomain, c.refused, c.formerr, c.notimp, c.servfail, c.badvers, c.other, c.dropped, c.truncated, c.tcp_accepted, c.tcp_evicted, c.tcp_refused
-        ));
-    } else {
-        out.push_str(&format!("no status file in {}\n", state_dir.display()));
     }
-    let report = Report::new(out, json);
-    if alive && answering {
-        Ok(report)
-    } else {
-        Err(not_running(verdict, addr, report))
+    out
+}
+
+/// The transfer counters (when the server has any) and the answer counters.
+fn counters_text(s: &Status) -> String {
+    let mut out = String::new();
+    if let Some(t) = &s.transfers {
+        out.push_str(&format!(
+            "  transfers: axfr {} ixfr {} ixfr answered with the full zone {} ixfr already current {} signed soa {}; \
+             refused (TSIG) unsigned {} badkey {} badsig {} badtime {}; failed {}\n",
+            t.axfr,
+            t.ixfr,
+            t.ixfr_as_axfr,
+            t.ixfr_current,
+            t.signed_soa,
+            t.tsig_unsigned,
+            t.tsig_badkey,
+            t.tsig_badsig,
+            t.tsig_badtime,
+            t.failed
+        ));
     }
+    let c = &s.counters;
+    out.push_str(&format!(
+        "  answers: noerror {} nxdomain {} refused {} formerr {} notimp {} servfail {} badvers {} other {}; dropped {} truncated {}; tcp accepted {} evicted {} refused {}\n",
+        c.noerror, c.nxdomain, c.refused, c.formerr, c.notimp, c.servfail, c.badvers, c.other, c.dropped, c.truncated, c.tcp_accepted, c.tcp_evicted, c.tcp_refused
+    ));
+    out
 }
 
 /// The report still goes to stdout; the error says what to do.

@@ -79,11 +79,9 @@ fn driver_state(root: &Path, name: &str, release: &str) -> Driver {
 
 pub fn detect(root: &Path, runner: &mut dyn Runner) -> Facts {
     let os = Os::this();
-    let is_root = user::is_root();
-    let mut notes = Vec::new();
     let mut facts = Facts {
         os,
-        is_root,
+        is_root: user::is_root(),
         systemd: None,
         resolved_running: false,
         networkd_running: false,
@@ -102,6 +100,13 @@ pub fn detect(root: &Path, runner: &mut dyn Runner) -> Facts {
     if os != Os::Linux {
         return facts;
     }
+    resolver_stack(runner, &mut facts);
+    link_drivers(root, runner, &mut facts);
+    facts
+}
+
+/// resolved (its version, whether it runs), networkd, NetworkManager's DNS mode.
+fn resolver_stack(runner: &mut dyn Runner, facts: &mut Facts) {
     let v = runner.run(&argv(&["resolvectl", "--version"]));
     if v.ok() {
         facts.systemd = SystemdVersion::parse(&v.stdout);
@@ -128,41 +133,109 @@ pub fn detect(root: &Path, runner: &mut dyn Runner) -> Facts {
             .map(str::to_string)
             .filter(|s| !s.is_empty());
     }
+}
+
+/// The dummy and ifb drivers, from the kernel's module lists; as root, where those cannot be read,
+/// by a probe (which the notes report).
+fn link_drivers(root: &Path, runner: &mut dyn Runner, facts: &mut Facts) {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_default();
     facts.dummy = driver_state(root, "dummy", &release);
     facts.ifb = driver_state(root, "ifb", &release);
-    if is_root {
-        // No module list to read (minimal VM kernels): ask the kernel inside a throw-away network
-        // namespace, so not even a transient link appears on the host.
-        for (name, slot) in [("dummy", &mut facts.dummy), ("ifb", &mut facts.ifb)] {
-            if *slot != Driver::Unknown {
-                continue;
-            }
-            let probe = runner.run(&argv(&[
-                "unshare",
-                "--net",
-                "ip",
-                "link",
-                "add",
-                "pigsty-dns-prb",
-                "type",
-                name,
-            ]));
-            if probe.ok() {
-                *slot = Driver::Present;
-            } else if probe.stderr.contains("Unknown device type")
-                || probe.stderr.contains("not supported")
-            {
-                *slot = Driver::Missing;
-            }
-            notes.push(format!(
-                "kernel module list not readable: probed the {name} driver in a throw-away network namespace: {:?}",
-                *slot
-            ));
+    if !facts.is_root {
+        return;
+    }
+    for (name, slot) in [("dummy", &mut facts.dummy), ("ifb", &mut facts.ifb)] {
+        if *slot != Driver::Unknown {
+            continue;
+        }
+        *slot = probe_driver(runner, name);
+        facts.notes.push(format!(
+            "kernel module list not readable: probed the {name} driver in a throw-away network namespace: {:?}",
+            *slot
+        ));
+    }
+}
+
+/// No module list to read (minimal VM kernels): ask the kernel inside a throw-away network
+/// namespace, so not even a transient link appears on the host.
+fn probe_driver(runner: &mut dyn Runner, name: &str) -> Driver {
+    let probe = runner.run(&argv(&[
+        "unshare",
+        "--net",
+        "ip",
+        "link",
+        "add",
+        "pigsty-dns-prb",
+        "type",
+        name,
+    ]));
+    if probe.ok() {
+        Driver::Present
+    } else if probe.stderr.contains("Unknown device type") || probe.stderr.contains("not supported")
+    {
+        Driver::Missing
+    } else {
+        Driver::Unknown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::runner::{Output, ScriptedRunner};
+
+    fn blank() -> Facts {
+        Facts {
+            os: Os::Linux,
+            is_root: true,
+            systemd: None,
+            resolved_running: false,
+            networkd_running: false,
+            systemd_booted: false,
+            nm_dns_mode: None,
+            resolv_conf: None,
+            dummy: Driver::Unknown,
+            ifb: Driver::Unknown,
+            ip_path: String::new(),
+            resolvectl_path: String::new(),
+            notes: vec![],
         }
     }
-    facts.notes = notes;
-    facts
+
+    #[test]
+    fn the_resolver_stack_from_resolvectl_networkctl_and_busctl() {
+        let mut r = ScriptedRunner::new()
+            .on("resolvectl --version", 0, "systemd 257 (257.13-1)\n+PAM")
+            .on("resolvectl --no-pager status", 0, "Global\n")
+            .on("busctl get-property", 0, "s \"dnsmasq\"\n");
+        r.always(
+            "networkctl --no-pager status",
+            Output {
+                code: Some(0),
+                stdout: String::new(),
+                stderr: "WARNING: systemd-networkd is not running".into(),
+            },
+        );
+        let mut f = blank();
+        resolver_stack(&mut r, &mut f);
+        assert_eq!(f.systemd.map(|v| v.major), Some(257));
+        assert!(f.resolved_running);
+        assert!(!f.networkd_running, "networkctl says it is not running");
+        assert_eq!(f.nm_dns_mode.as_deref(), Some("dnsmasq"));
+    }
+
+    #[test]
+    fn a_driver_probe_tells_present_missing_and_unknown_apart() {
+        let mut r =
+            ScriptedRunner::new().on("unshare --net ip link add pigsty-dns-prb type dummy", 0, "");
+        r.always(
+            "unshare --net ip link add pigsty-dns-prb type ifb",
+            Output::fail(2, "Error: Unknown device type."),
+        );
+        assert_eq!(probe_driver(&mut r, "dummy"), Driver::Present);
+        assert_eq!(probe_driver(&mut r, "ifb"), Driver::Missing);
+        assert_eq!(probe_driver(&mut r, "veth"), Driver::Unknown);
+    }
 }

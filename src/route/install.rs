@@ -1,6 +1,7 @@
-//! `route install`: plan → (root, ownership, journal and preflight checks, confirm) → journal
-//! `applying` → write → apply, enable, flush → verify → journal `installed`; any failure after the
-//! first write undoes this run's changes and puts the previous journal back.
+//! `route install`: plan → preflight (root, ownership, other resolvers, the journal, the daemon) →
+//! confirm → journal `applying` → write → apply, enable, flush → verify → journal `installed`; any
+//! failure after the first write goes through `roll_back`, which undoes this run's changes and puts
+//! the previous journal back.
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +12,7 @@ use super::adapter::Step;
 use super::context::{Ctx, needs_root};
 use super::files::{self, Existing};
 use super::journal::{self, Journal, JournalFile, State};
-use super::live;
+use super::live::{self, Live, NoLive};
 use super::plan::{self, Plan, Request};
 use super::verify::{self, Check};
 use crate::digest::sha256_hex;
@@ -179,12 +180,50 @@ pub fn install(
 ) -> Result<Report, AppError> {
     let jpath = journal::path(&ctx.journal_dir);
     let live = live::for_zone(ctx.state_dir.as_deref(), req.zone.as_str());
+    let (plan, stale) = make_plan(ctx, req, &live, &jpath)?;
+    let shown = plan::text(&plan);
+    if dry_run {
+        return Ok(report("plan", &plan, &[], shown));
+    }
+    ctx.out.push(shown.trim_end().to_string());
+    let Preflight { previous, serial } = preflight(ctx, req, &plan, &jpath)?;
+    ctx.confirm(yes, "Apply this route plan?")?;
+    // Journal first (state "applying"), so a crash half-way leaves something uninstall can read.
+    let jfiles = journal_files(&plan, previous.as_ref());
+    journal::write(
+        &ctx.journal_dir,
+        &journal_for(&plan, jfiles.clone(), vec![], State::Applying),
+    )
+    .map_err(io_error)?;
+    let mut done = Applied::default();
+    let checks = match apply_and_verify(ctx, &plan, &stale, &mut done, serial, live.as_ref().ok()) {
+        Ok(checks) => checks,
+        Err(why) => return Err(roll_back(ctx, &plan, &done, previous.as_ref(), &why)),
+    };
+    let prev_dirs = previous.map(|j| j.created_dirs).unwrap_or_default();
+    let all_dirs: Vec<String> = prev_dirs.into_iter().chain(done.dirs).collect();
+    journal::write(
+        &ctx.journal_dir,
+        &journal_for(&plan, jfiles, all_dirs, State::Installed),
+    )
+    .map_err(io_error)?;
+    let text = installed_text(&plan, live.as_ref().err(), &checks, &jpath);
+    Ok(report("installed", &plan, &checks, text))
+}
+
+/// The plan, with the live generation's note and the previous install's files this one no longer
+/// needs (read here for the plan; the journal is checked again in `preflight`).
+fn make_plan(
+    ctx: &mut Ctx<'_>,
+    req: &Request,
+    live: &Result<Live, NoLive>,
+    jpath: &Path,
+) -> Result<(Plan, Vec<JournalFile>), AppError> {
     let reverse = live.as_ref().ok().and_then(|l| l.reverse.clone());
-    let mut plan = plan::build(&ctx.facts, req, reverse, &ctx.root, &jpath, ctx.runner)?;
-    if let Err(no) = &live {
+    let mut plan = plan::build(&ctx.facts, req, reverse, &ctx.root, jpath, ctx.runner)?;
+    if let Err(no) = live {
         plan.notes.push(no.note(req.zone.as_str()));
     }
-    // Read here for the plan (the files a moved reverse zone leaves behind); checked again below.
     let stale: Vec<JournalFile> = match journal::read(&ctx.journal_dir) {
         Ok(Some(j)) => j
             .files
@@ -194,70 +233,108 @@ pub fn install(
         _ => vec![],
     };
     plan.remove = stale.iter().map(|f| f.path.clone()).collect();
-    let shown = plan::text(&plan);
-    if dry_run {
-        return Ok(report("plan", &plan, &[], shown));
-    }
-    ctx.out.push(shown.trim_end().to_string());
+    Ok((plan, stale))
+}
+
+/// What the checks before the first write found.
+struct Preflight {
+    previous: Option<Journal>,
+    /// The zone's serial as the daemon answers it.
+    serial: u32,
+}
+
+/// Everything that refuses before anything is written: root, ownership, other resolvers, another
+/// route, the daemon, and (macOS) the daemon's status file.
+fn preflight(
+    ctx: &mut Ctx<'_>,
+    req: &Request,
+    plan: &Plan,
+    jpath: &Path,
+) -> Result<Preflight, AppError> {
     if !ctx.facts.is_root {
         return Err(needs_root());
     }
-    if let Some(f) = plan.files.iter().find(|f| f.existing == Existing::NotOurs) {
-        return Err(AppError::new(
+    refuse_not_ours(plan)?;
+    refuse_claimants(plan)?;
+    let previous = journal::read(&ctx.journal_dir)
+        .map_err(|e| AppError::new(Class::Integrity, e, "inspect or remove the journal"))?;
+    if let Some(j) = &previous {
+        refuse_another_route(j, plan, jpath)?;
+    }
+    let serial = daemon_serial(ctx, req)?;
+    if plan.adapter == AdapterName::MacosResolver {
+        check_status_file(ctx, plan)?;
+    }
+    Ok(Preflight { previous, serial })
+}
+
+fn refuse_not_ours(plan: &Plan) -> Result<(), AppError> {
+    match plan.files.iter().find(|f| f.existing == Existing::NotOurs) {
+        Some(f) => Err(AppError::new(
             Class::Conflict,
             format!(
                 "{} exists and pigsty-dns does not own it (no ownership marker)",
                 f.path
             ),
             "move that file away yourself if it is stale, or route the zone by hand; pigsty-dns never overwrites it",
-        ));
+        )),
+        None => Ok(()),
     }
-    if let Some(first) = plan.claimants.first() {
-        return Err(AppError::new(
-            Class::Conflict,
+}
+
+/// The zone is never shared: another resolver that claims it (macOS) refuses the install.
+fn refuse_claimants(plan: &Plan) -> Result<(), AppError> {
+    let Some(first) = plan.claimants.first() else {
+        return Ok(());
+    };
+    Err(AppError::new(
+        Class::Conflict,
+        format!(
+            "another resolver claims {}: {}",
+            plan::zones_shown(plan),
+            plan.claimants
+                .iter()
+                .map(|c| c.what.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        if first.stale_ours {
+            "sudo pigsty-dns route uninstall --yes removes pigsty-dns's stale temporary file; then install again".to_string()
+        } else {
             format!(
-                "another resolver claims {}: {}",
-                plan::zones_shown(&plan),
-                plan.claimants
-                    .iter()
-                    .map(|c| c.what.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-            if first.stale_ours {
-                "sudo pigsty-dns route uninstall --yes removes pigsty-dns's stale temporary file; then install again".to_string()
-            } else {
-                format!(
-                    "remove it (an /etc/resolver file you no longer need: delete it; a VPN's split DNS: disconnect it or drop {} from its DNS settings), then install again: the zone is never shared",
-                    plan.zone
-                )
-            },
-        ));
+                "remove it (an /etc/resolver file you no longer need: delete it; a VPN's split DNS: disconnect it or drop {} from its DNS settings), then install again: the zone is never shared",
+                plan.zone
+            )
+        },
+    ))
+}
+
+/// Installing again is fine (it is idempotent); a different route must be uninstalled first.
+fn refuse_another_route(j: &Journal, plan: &Plan, jpath: &Path) -> Result<(), AppError> {
+    let same = j.adapter == plan.adapter
+        && j.server == plan.server.to_string()
+        && j.zone == plan.zone
+        && j.link == plan.link;
+    if same {
+        return Ok(());
     }
-    let previous = journal::read(&ctx.journal_dir)
-        .map_err(|e| AppError::new(Class::Integrity, e, "inspect or remove the journal"))?;
-    if let Some(j) = &previous {
-        let same = j.adapter == plan.adapter
-            && j.server == plan.server.to_string()
-            && j.zone == plan.zone
-            && j.link == plan.link;
-        if !same {
-            return Err(AppError::new(
-                Class::Conflict,
-                format!(
-                    "a route is already installed ({} to {} for {}, journal {})",
-                    j.adapter,
-                    j.server,
-                    j.zone,
-                    jpath.display()
-                ),
-                "run pigsty-dns route uninstall first",
-            ));
-        }
-    }
-    // Preflight: the daemon must answer the zone at the route's address before anything is written.
-    let zone = req.zone.clone();
-    let serial = (ctx.preflight)(req.server, &zone).map_err(|e| {
+    Err(AppError::new(
+        Class::Conflict,
+        format!(
+            "a route is already installed ({} to {} for {}, journal {})",
+            j.adapter,
+            j.server,
+            j.zone,
+            jpath.display()
+        ),
+        "run pigsty-dns route uninstall first",
+    ))
+}
+
+/// The daemon must answer the zone at the route's address before anything is written.
+fn daemon_serial(ctx: &Ctx<'_>, req: &Request) -> Result<u32, AppError> {
+    let zone = &req.zone;
+    (ctx.preflight)(req.server, zone).map_err(|e| {
         AppError::new(
             Class::Runtime,
             format!(
@@ -269,16 +346,13 @@ pub fn install(
                 req.server
             ),
         )
-    })?;
-    if plan.adapter == AdapterName::MacosResolver {
-        check_status_file(ctx, &plan)?;
-    }
-    ctx.confirm(yes, "Apply this route plan?")?;
+    })
+}
 
-    // Journal first (state "applying"), so a crash half-way leaves something uninstall can read.
-    let prior_files: &[JournalFile] = previous.as_ref().map_or(&[], |j| &j.files);
-    let jfiles: Vec<JournalFile> = plan
-        .files
+/// The journal's record of the planned files.
+fn journal_files(plan: &Plan, previous: Option<&Journal>) -> Vec<JournalFile> {
+    let prior_files: &[JournalFile] = previous.map_or(&[], |j| &j.files);
+    plan.files
         .iter()
         .map(|f| JournalFile {
             path: f.path.clone(),
@@ -290,60 +364,74 @@ pub fn install(
                 .unwrap_or(f.existing != Existing::Absent),
             sha256: f.sha256.clone(),
         })
+        .collect()
+}
+
+fn io_error(e: String) -> AppError {
+    AppError::new(
+        Class::Runtime,
+        e,
+        "check permissions and free space, then run it again",
+    )
+}
+
+/// What this run changed so far: what `roll_back` undoes.
+#[derive(Default)]
+struct Applied {
+    written: Written,
+    /// Directories this run created, outermost first.
+    dirs: Vec<String>,
+}
+
+/// Write the files, run the apply, enable and flush steps, verify: the checks, or why it failed.
+fn apply_and_verify(
+    ctx: &mut Ctx<'_>,
+    plan: &Plan,
+    stale: &[JournalFile],
+    done: &mut Applied,
+    serial: u32,
+    live: Option<&Live>,
+) -> Result<Vec<Check>, String> {
+    write_files(plan, stale, &mut done.written, &mut done.dirs, &mut ctx.out)?;
+    let steps: Vec<Step> = plan
+        .apply
+        .iter()
+        .chain(plan.enable.iter())
+        .chain(plan.flush.iter())
+        .cloned()
         .collect();
-    let io = |e: String| {
-        AppError::new(
-            Class::Runtime,
-            e,
-            "check permissions and free space, then run it again",
-        )
-    };
-    journal::write(
-        &ctx.journal_dir,
-        &journal_for(&plan, jfiles.clone(), vec![], State::Applying),
-    )
-    .map_err(io)?;
-    let mut written = Written::new();
-    let mut dirs = Vec::new();
-    let mut result = write_files(&plan, &stale, &mut written, &mut dirs, &mut ctx.out);
-    if result.is_ok() {
-        let steps: Vec<Step> = plan
-            .apply
-            .iter()
-            .chain(plan.enable.iter())
-            .chain(plan.flush.iter())
-            .cloned()
-            .collect();
-        result = ctx.run_steps(&steps);
-    }
-    let checks = if result.is_ok() {
-        verify::after_apply(ctx, plan.adapter, &plan.params, serial, live.as_ref().ok())
+    ctx.run_steps(&steps)?;
+    let checks = verify::after_apply(ctx, plan.adapter, &plan.params, serial, live);
+    let failed: Vec<String> = checks
+        .iter()
+        .filter(|c| !c.ok)
+        .map(|c| format!("{}: {}", c.check, c.detail))
+        .collect();
+    if failed.is_empty() {
+        Ok(checks)
     } else {
-        vec![]
-    };
-    let failed: Vec<&Check> = checks.iter().filter(|c| !c.ok).collect();
-    if result.is_ok() && !failed.is_empty() {
-        result = Err(failed
-            .iter()
-            .map(|c| format!("{}: {}", c.check, c.detail))
-            .collect::<Vec<_>>()
-            .join("; "));
+        Err(failed.join("; "))
     }
-    if let Err(why) = result {
-        let tail = undo(ctx, &plan, &written, &dirs, previous.as_ref());
-        return Err(AppError::new(
-            Class::Runtime,
-            format!("route not installed, this run's changes were undone: {why}{tail}"),
-            "read the checks above; pigsty-dns route install --dry-run shows the plan (or pick another --adapter)",
-        ));
-    }
-    let prev_dirs = previous.map(|j| j.created_dirs).unwrap_or_default();
-    let all_dirs: Vec<String> = prev_dirs.into_iter().chain(dirs).collect();
-    journal::write(
-        &ctx.journal_dir,
-        &journal_for(&plan, jfiles, all_dirs, State::Installed),
+}
+
+/// The one way out after the first write: undo this run's changes, and say why.
+fn roll_back(
+    ctx: &mut Ctx<'_>,
+    plan: &Plan,
+    done: &Applied,
+    previous: Option<&Journal>,
+    why: &str,
+) -> AppError {
+    let tail = undo(ctx, plan, &done.written, &done.dirs, previous);
+    AppError::new(
+        Class::Runtime,
+        format!("route not installed, this run's changes were undone: {why}{tail}"),
+        "read the checks above; pigsty-dns route install --dry-run shows the plan (or pick another --adapter)",
     )
-    .map_err(io)?;
+}
+
+/// What install prints once the route is verified and journaled.
+fn installed_text(plan: &Plan, no_live: Option<&NoLive>, checks: &[Check], jpath: &Path) -> String {
     let mut s = format!(
         "installed: {} routes {}{} to {}\n",
         plan.adapter,
@@ -354,17 +442,17 @@ pub fn install(
             .unwrap_or_default(),
         plan.server
     );
-    if let Err(no) = &live {
+    if let Some(no) = no_live {
         s.push_str(&format!("  note: {}\n", no.note(&plan.zone)));
     }
-    for c in &checks {
+    for c in checks {
         s.push_str(&format!("  ok  {}: {}\n", c.check, c.detail));
     }
     s.push_str(&format!(
         "journal: {}\nundo with: pigsty-dns route uninstall\n",
         jpath.display()
     ));
-    Ok(report("installed", &plan, &checks, s))
+    s
 }
 
 /// Undoes what this run wrote, then the journal (the previous one comes back if there was one).

@@ -10,7 +10,8 @@
 //! a damaged journal, a hand edit), `live` (the reverse zone and canonical names of the daemon's live generation), `verify` (checks
 //! through the native resolver path), `dnsinfo` (macOS: `scutil --dns` and
 //! `/etc/resolver` as configd and mDNSResponder read them, and the other resolvers that claim the
-//! zone), and one file per command. Route talks to the daemon only over DNS and through its status
+//! zone), and one file per command (`status` a folder: one function per item, in `routed` and
+//! `unrouted`). Route talks to the daemon only over DNS and through its status
 //! file, and reads (never writes) its stored generations.
 
 pub mod adapter;

@@ -227,39 +227,8 @@ pub fn build(
         Some(a) => (a, "chosen with --adapter".to_string()),
         None => choose(f)?,
     };
-    let mut warnings = Vec::new();
-    if adapter == AdapterName::ResolvedGlobal {
-        warnings.push(
-            "resolved-global: a global resolved.conf DNS= is always a default route: every other name is ALSO sent to the daemon, \
-             it takes over all DNS when no link has servers, and fails offline. Prefer resolved-delegate or resolved-link."
-                .into(),
-        );
-    }
-    if req.server.port() == MDNS_PORT && adapter == AdapterName::MacosResolver {
-        return Err(AppError::new(
-            Class::Usage,
-            format!("--server {}: {MACOS_MDNS_WHY}", req.server),
-            format!(
-                "run the daemon on {0} (pigsty-dns service install --listen {0}) and give --server {0}",
-                with_suggested_port(req.server)
-            ),
-        ));
-    }
-    if req.server.port() == MDNS_PORT {
-        warnings.push(format!(
-            "port {MDNS_PORT} is the mDNS port (Avahi, resolved's mDNS, mDNSResponder); prefer {SUGGESTED_PORT}"
-        ));
-    }
-    if !valid_link_name(&req.link) {
-        return Err(AppError::new(
-            Class::Usage,
-            format!(
-                "--link {:?}: a link name is 1-15 letters, digits, '-' or '_'",
-                req.link
-            ),
-            format!("use the default, {DEFAULT_LINK}"),
-        ));
-    }
+    let mut warnings = server_warnings(adapter, req.server)?;
+    check_link_name(&req.link)?;
     let (address, prefix) = parse_cidr(&req.link_address)?;
     let variant = req.variant.unwrap_or(if f.networkd_running {
         Variant::Networkd
@@ -267,24 +236,7 @@ pub fn build(
         Variant::Runtime
     });
     let mut notes = f.notes.clone();
-    let kind = match req.link_kind {
-        Some(k) => k,
-        None => match (f.dummy, f.ifb) {
-            (Driver::Missing, Driver::Missing) if adapter == AdapterName::ResolvedLink => {
-                return Err(unsupported(
-                    "the kernel has neither the dummy nor the ifb link driver, so there is no link to carry the route",
-                ));
-            }
-            (Driver::Missing, _) => {
-                // Only the link adapter creates a link; the others' plans must not mention one.
-                if adapter == AdapterName::ResolvedLink {
-                    notes.push("the kernel has no dummy driver: using an ifb link instead (behaves the same for resolved)".into());
-                }
-                LinkKind::Ifb
-            }
-            _ => LinkKind::Dummy,
-        },
-    };
+    let kind = link_kind(f, req.link_kind, adapter, &mut notes)?;
     let params = Params {
         zone: req.zone.as_str().to_string(),
         reverse,
@@ -300,21 +252,137 @@ pub fn build(
         nm_running: f.nm_dns_mode.is_some(),
     };
     if adapter == AdapterName::ResolvedLink {
-        // An address already on another link would be shared with something else; refuse.
-        let out = runner.run(&argv(&["ip", "-o", "-4", "addr", "show"]));
-        let needle = format!("inet {address}/");
-        for line in out.stdout.lines().filter(|l| l.contains(&needle)) {
-            let on = line.split_whitespace().nth(1).unwrap_or("");
-            if on.trim_end_matches(':') != req.link {
-                return Err(AppError::new(
-                    Class::Conflict,
-                    format!("--link-address {address} is already in use on link {on}"),
-                    "pick another unused address with --link-address (e.g. 198.18.53.54/32)",
-                ));
-            }
-        }
+        check_address_free(runner, address, &req.link)?;
     }
     let render = render(adapter, &params);
+    let files = planned_files(root, &render)?;
+    let claimants = claimants(adapter, &params, root, runner);
+    warnings.extend(render.warnings.iter().cloned());
+    if !render.enable.is_empty() && !f.systemd_booted {
+        notes.push(
+            "systemd is not PID 1 here: the boot-time unit is written but not enabled (apply only)"
+                .into(),
+        );
+    }
+    let is_link = adapter == AdapterName::ResolvedLink;
+    Ok(Plan {
+        adapter,
+        reason,
+        zone: params.zone.clone(),
+        reverse_zone: params.reverse.clone(),
+        server: req.server,
+        variant: is_link.then_some(variant),
+        link: is_link.then(|| params.link.clone()),
+        link_address: is_link.then(|| params.cidr()),
+        link_kind: is_link.then_some(kind),
+        root: root.display().to_string(),
+        journal: journal_path.display().to_string(),
+        files,
+        remove: vec![],
+        apply: render.apply.clone(),
+        enable: if f.systemd_booted {
+            render.enable.clone()
+        } else {
+            vec![]
+        },
+        flush: flush_steps(adapter),
+        warnings,
+        notes,
+        claimants,
+        render,
+        params,
+    })
+}
+
+/// The warnings the adapter and the server's port earn, or the refusal of the mDNS port on macOS.
+fn server_warnings(adapter: AdapterName, server: SocketAddr) -> Result<Vec<String>, AppError> {
+    let mut warnings = Vec::new();
+    if adapter == AdapterName::ResolvedGlobal {
+        warnings.push(
+            "resolved-global: a global resolved.conf DNS= is always a default route: every other name is ALSO sent to the daemon, \
+             it takes over all DNS when no link has servers, and fails offline. Prefer resolved-delegate or resolved-link."
+                .into(),
+        );
+    }
+    if server.port() == MDNS_PORT && adapter == AdapterName::MacosResolver {
+        return Err(AppError::new(
+            Class::Usage,
+            format!("--server {server}: {MACOS_MDNS_WHY}"),
+            format!(
+                "run the daemon on {0} (pigsty-dns service install --listen {0}) and give --server {0}",
+                with_suggested_port(server)
+            ),
+        ));
+    }
+    if server.port() == MDNS_PORT {
+        warnings.push(format!(
+            "port {MDNS_PORT} is the mDNS port (Avahi, resolved's mDNS, mDNSResponder); prefer {SUGGESTED_PORT}"
+        ));
+    }
+    Ok(warnings)
+}
+
+fn check_link_name(link: &str) -> Result<(), AppError> {
+    if valid_link_name(link) {
+        return Ok(());
+    }
+    Err(AppError::new(
+        Class::Usage,
+        format!("--link {link:?}: a link name is 1-15 letters, digits, '-' or '_'"),
+        format!("use the default, {DEFAULT_LINK}"),
+    ))
+}
+
+/// The link's driver: as asked, else dummy, else ifb where the kernel has no dummy driver.
+fn link_kind(
+    f: &Facts,
+    asked: Option<LinkKind>,
+    adapter: AdapterName,
+    notes: &mut Vec<String>,
+) -> Result<LinkKind, AppError> {
+    if let Some(k) = asked {
+        return Ok(k);
+    }
+    Ok(match (f.dummy, f.ifb) {
+        (Driver::Missing, Driver::Missing) if adapter == AdapterName::ResolvedLink => {
+            return Err(unsupported(
+                "the kernel has neither the dummy nor the ifb link driver, so there is no link to carry the route",
+            ));
+        }
+        (Driver::Missing, _) => {
+            // Only the link adapter creates a link; the others' plans must not mention one.
+            if adapter == AdapterName::ResolvedLink {
+                notes.push("the kernel has no dummy driver: using an ifb link instead (behaves the same for resolved)".into());
+            }
+            LinkKind::Ifb
+        }
+        _ => LinkKind::Dummy,
+    })
+}
+
+/// An address already on another link would be shared with something else; refuse.
+fn check_address_free(
+    runner: &mut dyn Runner,
+    address: Ipv4Addr,
+    link: &str,
+) -> Result<(), AppError> {
+    let out = runner.run(&argv(&["ip", "-o", "-4", "addr", "show"]));
+    let needle = format!("inet {address}/");
+    for line in out.stdout.lines().filter(|l| l.contains(&needle)) {
+        let on = line.split_whitespace().nth(1).unwrap_or("");
+        if on.trim_end_matches(':') != link {
+            return Err(AppError::new(
+                Class::Conflict,
+                format!("--link-address {address} is already in use on link {on}"),
+                "pick another unused address with --link-address (e.g. 198.18.53.54/32)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every file the adapter renders, under the root, with what is there now.
+fn planned_files(root: &Path, render: &Render) -> Result<Vec<PlannedFile>, AppError> {
     // A test root (or Linux) has no /private/etc: the resolver directory's parent then, which is
     // created with it.
     let temp_dir = render.temp_dir.map(|t| {
@@ -339,51 +407,25 @@ pub fn build(
             temp_dir: temp_dir.as_ref().map(|d| d.display().to_string()),
         });
     }
-    // The reverse zone is never shared either: a second resolver for it would split its answers.
-    let claimants = if adapter == AdapterName::MacosResolver {
-        params
-            .zones()
-            .iter()
-            .flat_map(|z| dnsinfo::claimants(root, runner, z))
-            .collect()
-    } else {
-        vec![]
-    };
-    warnings.extend(render.warnings.iter().cloned());
-    if !render.enable.is_empty() && !f.systemd_booted {
-        notes.push(
-            "systemd is not PID 1 here: the boot-time unit is written but not enabled (apply only)"
-                .into(),
-        );
+    Ok(planned)
+}
+
+/// macOS: the other resolvers for the zone and for the reverse zone, which is never shared either (a
+/// second resolver for it would split its answers).
+fn claimants(
+    adapter: AdapterName,
+    params: &Params,
+    root: &Path,
+    runner: &mut dyn Runner,
+) -> Vec<Claim> {
+    if adapter != AdapterName::MacosResolver {
+        return vec![];
     }
-    let is_link = adapter == AdapterName::ResolvedLink;
-    Ok(Plan {
-        adapter,
-        reason,
-        zone: params.zone.clone(),
-        reverse_zone: params.reverse.clone(),
-        server: req.server,
-        variant: is_link.then_some(variant),
-        link: is_link.then(|| params.link.clone()),
-        link_address: is_link.then(|| params.cidr()),
-        link_kind: is_link.then_some(kind),
-        root: root.display().to_string(),
-        journal: journal_path.display().to_string(),
-        files: planned,
-        remove: vec![],
-        apply: render.apply.clone(),
-        enable: if f.systemd_booted {
-            render.enable.clone()
-        } else {
-            vec![]
-        },
-        flush: flush_steps(adapter),
-        warnings,
-        notes,
-        claimants,
-        render,
-        params,
-    })
+    params
+        .zones()
+        .iter()
+        .flat_map(|z| dnsinfo::claimants(root, runner, z))
+        .collect()
 }
 
 /// The zone, and its reverse zone when the route carries one: "pigsty.test (or 10.10.10.in-addr.arpa)".

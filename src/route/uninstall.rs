@@ -2,7 +2,7 @@
 //! journal: the files found by their ownership marker whose body is intact), run the adapter's undo
 //! steps, and check the route is gone; the journal goes last, only when nothing was left behind.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -120,7 +120,7 @@ impl UndoSet {
 }
 
 /// The stale temporary files of the macOS resolver file (see `installed::stale_temps`).
-fn stale(root: &std::path::Path) -> impl Iterator<Item = (PathBuf, Expect)> {
+fn stale(root: &Path) -> impl Iterator<Item = (PathBuf, Expect)> {
     stale_temps(root).into_iter().map(|p| (p, Expect::Marker))
 }
 
@@ -170,16 +170,48 @@ pub fn uninstall(ctx: &mut Ctx<'_>, dry_run: bool, yes: bool) -> Result<Report, 
         None => UndoSet::from_markers(ctx),
     };
     if set.targets.is_empty() && j.is_none() {
-        let text = "nothing to uninstall: no journal and no file of pigsty-dns's at the places it writes\n";
-        return Ok(UninstallReport {
-            format: FORMAT,
-            result: "nothing",
-            removed: vec![],
-            left_alone: vec![],
-            checks: vec![],
-        }
-        .report(text.into()));
+        return Ok(nothing());
     }
+    let from_journal = j.is_some();
+    let plan_text = plan_text(&set, from_journal);
+    if dry_run {
+        return Ok(dry_run_report(&set, from_journal, plan_text));
+    }
+    ctx.out.push(plan_text.trim_end().to_string());
+    if !ctx.facts.is_root {
+        return Err(needs_root());
+    }
+    ctx.confirm(yes, "Remove this route?")?;
+    let (removed, left) = take_down(ctx, &set);
+    let mut checks = Vec::new();
+    if let (Some(a), Some(p), true) = (set.adapter, &set.params, left.is_empty()) {
+        checks.push(verify::gone(ctx, a, p));
+    }
+    if !left.is_empty() || checks.iter().any(|c| !c.ok) {
+        return Err(partial(&removed, &left, &checks));
+    }
+    if from_journal {
+        journal::remove(&ctx.journal_dir)
+            .map_err(|e| AppError::new(Class::Runtime, e, "remove the journal by hand"))?;
+    }
+    Ok(done(removed, left, checks))
+}
+
+fn nothing() -> Report {
+    let text =
+        "nothing to uninstall: no journal and no file of pigsty-dns's at the places it writes\n";
+    UninstallReport {
+        format: FORMAT,
+        result: "nothing",
+        removed: vec![],
+        left_alone: vec![],
+        checks: vec![],
+    }
+    .report(text.into())
+}
+
+/// Every file to remove (and on what condition), every step to run.
+fn plan_text(set: &UndoSet, from_journal: bool) -> String {
     let mut lines = Vec::new();
     for (p, want) in &set.targets {
         lines.push(format!("remove {} ({})", p.display(), want.describe()));
@@ -187,58 +219,47 @@ pub fn uninstall(ctx: &mut Ctx<'_>, dry_run: bool, yes: bool) -> Result<Report, 
     for s in set.pre_undo.iter().chain(set.undo.iter()) {
         lines.push(format!("run: {}    # {}", s.argv.join(" "), s.why));
     }
-    let plan_text = format!(
+    format!(
         "route uninstall plan ({}):\n{}\n",
-        if j.is_some() {
+        if from_journal {
             "from the journal"
         } else {
             "no journal: files found by their ownership marker"
         },
         lines.join("\n")
-    );
-    if dry_run {
-        let plan = UninstallPlan {
-            format: FORMAT,
-            result: "plan",
-            from_journal: j.is_some(),
-            remove: set
-                .targets
-                .iter()
-                .map(|(p, want)| PlannedRemoval {
-                    path: p.display().to_string(),
-                    sha256: want.sha256(),
-                })
-                .collect(),
-            run: set.pre_undo.iter().chain(set.undo.iter()).collect(),
-        };
-        return Ok(Report::new(plan_text, &plan));
-    }
-    ctx.out.push(plan_text.trim_end().to_string());
-    if !ctx.facts.is_root {
-        return Err(needs_root());
-    }
-    ctx.confirm(yes, "Remove this route?")?;
-    // Undo steps are best effort: a link already gone must not keep its files in place.
+    )
+}
+
+fn dry_run_report(set: &UndoSet, from_journal: bool, text: String) -> Report {
+    let plan = UninstallPlan {
+        format: FORMAT,
+        result: "plan",
+        from_journal,
+        remove: set
+            .targets
+            .iter()
+            .map(|(p, want)| PlannedRemoval {
+                path: p.display().to_string(),
+                sha256: want.sha256(),
+            })
+            .collect(),
+        run: set.pre_undo.iter().chain(set.undo.iter()).collect(),
+    };
+    Report::new(text, &plan)
+}
+
+/// The undo steps around the removal of the files that are still as written: what was removed, and
+/// what was left (and why). Undo steps are best effort: a link already gone must not keep its files
+/// in place.
+fn take_down(ctx: &mut Ctx<'_>, set: &UndoSet) -> (Vec<String>, Vec<String>) {
     ctx.run_steps(&set.pre_undo).ok();
     let mut removed = Vec::new();
     let mut left = Vec::new();
     for (p, want) in &set.targets {
-        match std::fs::read(p) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => left.push(format!("{}: cannot read: {e}", p.display())),
-            Ok(bytes) => {
-                if want.holds(&bytes) {
-                    match sys_fs::remove(p) {
-                        Ok(()) => removed.push(p.display().to_string()),
-                        Err(e) => left.push(e.to_string()),
-                    }
-                } else {
-                    left.push(format!(
-                        "{}: changed since pigsty-dns wrote it; left alone",
-                        p.display()
-                    ));
-                }
-            }
+        match remove_if_ours(p, want) {
+            Ok(Some(r)) => removed.push(r),
+            Ok(None) => {}
+            Err(why) => left.push(why),
         }
     }
     // Only the empty ones go: anything else put there since is not ours to remove.
@@ -249,33 +270,45 @@ pub fn uninstall(ctx: &mut Ctx<'_>, dry_run: bool, yes: bool) -> Result<Report, 
     if let Some(a) = set.adapter {
         ctx.run_steps(&flush_steps(a)).ok();
     }
-    let mut checks = Vec::new();
-    if let (Some(a), Some(p), true) = (set.adapter, &set.params, left.is_empty()) {
-        checks.push(verify::gone(ctx, a, p));
+    (removed, left)
+}
+
+/// Ok(Some(path)) when removed, Ok(None) when already gone, Err(why) when left in place.
+fn remove_if_ours(p: &Path, want: &Expect) -> Result<Option<String>, String> {
+    match std::fs::read(p) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: cannot read: {e}", p.display())),
+        Ok(bytes) if want.holds(&bytes) => match sys_fs::remove(p) {
+            Ok(()) => Ok(Some(p.display().to_string())),
+            Err(e) => Err(e.to_string()),
+        },
+        Ok(_) => Err(format!(
+            "{}: changed since pigsty-dns wrote it; left alone",
+            p.display()
+        )),
     }
-    let gone_failed = checks.iter().any(|c| !c.ok);
-    if !left.is_empty() || gone_failed {
-        let mut why = left.clone();
-        why.extend(
-            checks
-                .iter()
-                .filter(|c| !c.ok)
-                .map(|c| format!("{}: {}", c.check, c.detail)),
-        );
-        return Err(AppError::new(
-            Class::Partial,
-            format!(
-                "partial: removed {} file(s); {}",
-                removed.len(),
-                why.join("; ")
-            ),
-            "look at the files named above; the journal stays until they are resolved (run uninstall again after)",
-        ));
-    }
-    if j.is_some() {
-        journal::remove(&ctx.journal_dir)
-            .map_err(|e| AppError::new(Class::Runtime, e, "remove the journal by hand"))?;
-    }
+}
+
+fn partial(removed: &[String], left: &[String], checks: &[Check]) -> AppError {
+    let mut why = left.to_vec();
+    why.extend(
+        checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| format!("{}: {}", c.check, c.detail)),
+    );
+    AppError::new(
+        Class::Partial,
+        format!(
+            "partial: removed {} file(s); {}",
+            removed.len(),
+            why.join("; ")
+        ),
+        "look at the files named above; the journal stays until they are resolved (run uninstall again after)",
+    )
+}
+
+fn done(removed: Vec<String>, left: Vec<String>, checks: Vec<Check>) -> Report {
     let mut s = String::from("uninstalled: the route is gone\n");
     for r in &removed {
         s.push_str(&format!("  removed {r}\n"));
@@ -283,12 +316,12 @@ pub fn uninstall(ctx: &mut Ctx<'_>, dry_run: bool, yes: bool) -> Result<Report, 
     for c in &checks {
         s.push_str(&format!("  ok  {}: {}\n", c.check, c.detail));
     }
-    Ok(UninstallReport {
+    UninstallReport {
         format: FORMAT,
         result: "uninstalled",
         removed,
         left_alone: left,
         checks,
     }
-    .report(s))
+    .report(s)
 }

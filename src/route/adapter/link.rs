@@ -124,6 +124,72 @@ fn live_commands(p: &Params, ip: &str, rctl: &str) -> Vec<(Vec<String>, bool, &'
 
 fn runtime(p: &Params) -> Render {
     let l = p.link.as_str();
+    let mut files = vec![(
+        UNIT_PATH.to_string(),
+        wrap(NAME.as_str(), Some(l), &unit(p)),
+    )];
+    let mut apply: Vec<Step> = live_commands(p, "ip", "resolvectl")
+        .into_iter()
+        .map(|(argv, may_fail, why)| Step {
+            argv,
+            why: why.into(),
+            may_fail,
+        })
+        .collect();
+    let mut warnings = vec![];
+    if p.nm_running {
+        files.push((
+            NM_CONF_PATH.to_string(),
+            wrap(
+                NAME.as_str(),
+                Some(l),
+                &format!("[keyfile]\nunmanaged-devices+=interface-name:{l}\n"),
+            ),
+        ));
+        // NM re-reads conf.d on `reload conf`; the device call marks the link at once (it may not
+        // exist before the link does, so it comes after the link is created).
+        apply.insert(1, nm_reload());
+        apply.insert(
+            2,
+            Step::tolerant(
+                &["nmcli", "device", "set", l, "managed", "no"],
+                "keep NetworkManager off the link now",
+            ),
+        );
+        warnings.push(format!(
+            "NetworkManager runs: {NM_CONF_PATH} keeps it off the link {l} (also across NM restarts)"
+        ));
+    }
+    Render {
+        files,
+        apply,
+        enable: vec![
+            Step::new(
+                &["systemctl", "daemon-reload"],
+                "systemd reads the new unit",
+            ),
+            Step::new(
+                &["systemctl", "enable", UNIT_NAME],
+                "re-create the route at boot and after resolved starts",
+            ),
+        ],
+        pre_undo: if p.systemd_booted {
+            vec![Step::tolerant(
+                &["systemctl", "disable", UNIT_NAME],
+                "no longer at boot",
+            )]
+        } else {
+            vec![]
+        },
+        undo: runtime_undo(p),
+        warnings,
+        temp_dir: None,
+    }
+}
+
+/// The boot-time unit: the live commands again, by their absolute paths.
+fn unit(p: &Params) -> String {
+    let l = p.link.as_str();
     let mut unit = format!(
         "[Unit]\nDescription=pigsty-dns route: {} to {} through link {l}\nAfter=systemd-resolved.service\n\
          # Restarted with resolved, so the link's DNS settings come back after a resolved restart.\n\
@@ -142,85 +208,31 @@ fn runtime(p: &Params) -> Render {
         "ExecStop=-{} link del {l}\n\n[Install]\nWantedBy=systemd-resolved.service\n",
         p.ip
     ));
-    let apply = live_commands(p, "ip", "resolvectl")
-        .into_iter()
-        .map(|(argv, may_fail, why)| Step {
-            argv,
-            why: why.into(),
-            may_fail,
-        })
-        .collect();
-    let mut warnings = vec![];
-    let mut apply: Vec<Step> = apply;
-    let mut files = vec![(UNIT_PATH.to_string(), wrap(NAME.as_str(), Some(l), &unit))];
-    // NM re-reads conf.d on `reload conf`; the device call marks the link at once (it may not exist
-    // before the link does, so it comes after the link is created).
-    let nm_reload = Step::tolerant(
+    unit
+}
+
+fn nm_reload() -> Step {
+    Step::tolerant(
         &["nmcli", "general", "reload", "conf"],
         "NetworkManager re-reads conf.d: the link is unmanaged by its configuration",
-    );
+    )
+}
+
+fn runtime_undo(p: &Params) -> Vec<Step> {
+    let mut v = vec![];
+    if p.systemd_booted {
+        v.push(Step::tolerant(
+            &["systemctl", "daemon-reload"],
+            "systemd forgets the unit",
+        ));
+    }
+    v.push(Step::tolerant(
+        &["ip", "link", "del", &p.link],
+        "remove the link; resolved drops its DNS settings with it",
+    ));
     if p.nm_running {
-        files.push((
-            NM_CONF_PATH.to_string(),
-            wrap(
-                NAME.as_str(),
-                Some(l),
-                &format!("[keyfile]\nunmanaged-devices+=interface-name:{l}\n"),
-            ),
-        ));
-        apply.insert(1, nm_reload.clone());
-        apply.insert(
-            2,
-            Step::tolerant(
-                &["nmcli", "device", "set", l, "managed", "no"],
-                "keep NetworkManager off the link now",
-            ),
-        );
-        warnings.push(format!(
-            "NetworkManager runs: {NM_CONF_PATH} keeps it off the link {l} (also across NM restarts)"
-        ));
+        // The drop-in is gone by now: NM forgets it (the link went first, so NM never takes it).
+        v.push(nm_reload());
     }
-    let booted = p.systemd_booted;
-    Render {
-        files,
-        apply,
-        enable: vec![
-            Step::new(
-                &["systemctl", "daemon-reload"],
-                "systemd reads the new unit",
-            ),
-            Step::new(
-                &["systemctl", "enable", UNIT_NAME],
-                "re-create the route at boot and after resolved starts",
-            ),
-        ],
-        pre_undo: if booted {
-            vec![Step::tolerant(
-                &["systemctl", "disable", UNIT_NAME],
-                "no longer at boot",
-            )]
-        } else {
-            vec![]
-        },
-        undo: {
-            let mut v = vec![];
-            if booted {
-                v.push(Step::tolerant(
-                    &["systemctl", "daemon-reload"],
-                    "systemd forgets the unit",
-                ));
-            }
-            v.push(Step::tolerant(
-                &["ip", "link", "del", l],
-                "remove the link; resolved drops its DNS settings with it",
-            ));
-            if p.nm_running {
-                // The drop-in is gone by now: NM forgets it (the link went first, so NM never takes it).
-                v.push(nm_reload);
-            }
-            v
-        },
-        warnings,
-        temp_dir: None,
-    }
+    v
 }
