@@ -12,6 +12,7 @@ use super::adapter::Step;
 use super::context::{Ctx, needs_root};
 use super::files::{self, Existing};
 use super::journal::{self, Journal, JournalFile, State};
+use super::lifecycle;
 use super::live::{self, Live, NoLive};
 use super::plan::{self, Plan, Request};
 use super::verify::{self, Check};
@@ -83,6 +84,7 @@ fn write_files(
         match std::fs::read(&p) {
             Ok(b) if sha256_hex(&b) == f.sha256 => {
                 sys_fs::remove(&p).map_err(|e| e.to_string())?;
+                lifecycle::crash_point(&f.path);
                 out.push(format!("removed {} (no longer routed)", f.path));
                 written.push(WrittenFile {
                     path: p,
@@ -112,6 +114,7 @@ fn write_files(
         }
         let temp_dir = f.temp_dir.as_ref().map(PathBuf::from);
         write_config(&p, temp_dir.as_deref(), f.content.as_bytes())?;
+        lifecycle::crash_point(&f.path);
         written.push(WrittenFile {
             path: p,
             temp_dir,
@@ -300,6 +303,8 @@ fn refuse_claimants(plan: &Plan) -> Result<(), AppError> {
         ),
         if first.stale_ours {
             "sudo pigsty-dns route uninstall --yes removes pigsty-dns's stale temporary file; then install again".to_string()
+        } else if plan.adapter != AdapterName::MacosResolver {
+            lifecycle::refusal_next(&plan.claimants)
         } else {
             format!(
                 "remove it (an /etc/resolver file you no longer need: delete it; a VPN's split DNS: disconnect it or drop {} from its DNS settings), then install again: the zone is never shared",

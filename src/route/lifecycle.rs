@@ -101,6 +101,8 @@ pub enum DownKind {
     NotAnswering,
     /// Starting right now.
     Starting,
+    /// No status file and no unit to say why.
+    Unknown,
 }
 
 impl DownKind {
@@ -112,6 +114,7 @@ impl DownKind {
             DownKind::UserLoggedOut => "stopped at logout (user unit without linger)",
             DownKind::NotAnswering => "not answering",
             DownKind::Starting => "starting",
+            DownKind::Unknown => "not answering",
         }
     }
 }
@@ -135,7 +138,8 @@ pub fn down_kind(f: &DaemonFacts) -> DownKind {
         return DownKind::UserLoggedOut;
     }
     match &f.status {
-        None => DownKind::NeverStarted,
+        None if f.state_dir.is_some() => DownKind::NeverStarted,
+        None => DownKind::Unknown,
         Some(s) if s.state == ServerState::Stopped => DownKind::Stopped,
         Some(_) if !f.pid_alive => DownKind::Crashed,
         Some(_) => DownKind::NotAnswering,
@@ -172,8 +176,11 @@ pub fn daemon_down(f: &DaemonFacts, server: SocketAddr, why: &str) -> Finding {
         ),
         (None, DownKind::NeverStarted) => match &f.state_dir {
             Some(d) => format!(": no status file in {}", d.display()),
-            None => ": no state dir names this address".into(),
+            None => String::new(),
         },
+        (_, DownKind::Unknown) => {
+            ": no status file says why (give --state-dir DIR, the daemon's, to tell stopped from crashed)".into()
+        }
         _ => String::new(),
     };
     let unit_note = f
@@ -336,7 +343,7 @@ fn norm(d: &str) -> String {
 /// The scopes of `resolvectl domain` output that claim one of `zones` or a subdomain of one (a `~.`
 /// default route is no claim: resolved's longest match still picks our scope). `ours` is the owner
 /// label of our own route (`link pigsty-dns0`, `delegate pigsty-dns`, `the global settings`).
-pub fn claims(domain_out: &str, zones: &[String], ours: &str) -> Vec<Claim> {
+pub fn claims<Z: AsRef<str>>(domain_out: &str, zones: &[Z], ours: &str) -> Vec<Claim> {
     let mut v = Vec::new();
     for line in domain_out.lines() {
         let Some((label, rest)) = line.split_once(':') else {
@@ -351,7 +358,7 @@ pub fn claims(domain_out: &str, zones: &[String], ours: &str) -> Vec<Claim> {
         for d in rest.split_whitespace() {
             let n = norm(d);
             for z in zones {
-                let z = norm(z);
+                let z = norm(z.as_ref());
                 let sub = n.ends_with(&format!(".{z}"));
                 if n == z || sub {
                     v.push(Claim {
@@ -386,6 +393,17 @@ pub fn claims_next(c: &[Claim]) -> String {
         "drop {} from {} (a VPN: its split-DNS settings; by hand: resolvectl domain LINK without it), then pigsty-dns route install again: the zone is never shared",
         domains.join(" "),
         dedup(links).join(", ")
+    )
+}
+
+/// install's `next:` when a resolved scope claims the zones (the claims as `Claim::describe` put them).
+pub fn refusal_next(c: &[super::dnsinfo::Claim]) -> String {
+    format!(
+        "take the zone off the other scope ({}): a VPN: its split-DNS settings; by hand: resolvectl domain LINK without it; then install again: the zone is never shared",
+        c.iter()
+            .map(|c| c.what.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
     )
 }
 
@@ -490,7 +508,9 @@ pub fn drift_next(drift: &[String], reinstall: &str) -> String {
             "undo the hand edit (or move the file away), then {reinstall}; uninstall never removes a changed file"
         )
     } else {
-        format!("{reinstall} (writes the missing files again)")
+        format!(
+            "an uninstall cut short: sudo pigsty-dns route uninstall --yes finishes it; else {reinstall} writes them again"
+        )
     }
 }
 

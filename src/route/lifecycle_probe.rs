@@ -5,7 +5,10 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use super::adapter::delegate::DELEGATE_ID;
+use super::adapter::{AdapterName, Params};
 use super::context::Ctx;
+use super::dnsinfo::Claim as DnsClaim;
 use super::files::under;
 use super::lifecycle::{self, Claim, DaemonFacts, LinkState, UNIT_PROPS, UserUnit};
 use crate::defaults::ENV_STATE_DIR;
@@ -91,9 +94,9 @@ pub fn link_state(runner: &mut dyn Runner, link: &str, cidr: &str) -> LinkState 
 }
 
 /// Which other resolved scopes claim `zones` (Err: `resolvectl domain` could not say).
-pub fn resolved_claims(
+pub fn resolved_claims<Z: AsRef<str>>(
     runner: &mut dyn Runner,
-    zones: &[String],
+    zones: &[Z],
     ours: &str,
 ) -> Result<(Vec<Claim>, Vec<String>), String> {
     let out = runner.run(&argv(&["resolvectl", "--no-pager", "domain"]));
@@ -104,4 +107,29 @@ pub fn resolved_claims(
         lifecycle::claims(&out.stdout, zones, ours),
         lifecycle::default_route_links(&out.stdout),
     ))
+}
+
+/// Our own scope's label in `resolvectl domain` output, for the adapters that route through resolved.
+pub fn resolved_owner(a: AdapterName, p: &Params) -> Option<String> {
+    match a {
+        AdapterName::ResolvedLink => Some(format!("link {}", p.link)),
+        AdapterName::ResolvedDelegate => Some(format!("delegate {DELEGATE_ID}")),
+        AdapterName::ResolvedGlobal => Some("the global settings".into()),
+        _ => None,
+    }
+}
+
+/// Other resolved scopes that claim `zones`, as install's claimants (none when `resolvectl domain`
+/// cannot say: the scope check after apply still sees a route that does not work).
+pub fn resolved_claimants(runner: &mut dyn Runner, zones: &[&str], ours: &str) -> Vec<DnsClaim> {
+    match resolved_claims(runner, zones, ours) {
+        Ok((claims, _)) => claims
+            .iter()
+            .map(|c| DnsClaim {
+                what: c.describe(),
+                stale_ours: false,
+            })
+            .collect(),
+        Err(_) => vec![],
+    }
 }

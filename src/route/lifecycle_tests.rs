@@ -324,7 +324,7 @@ fn a_file_changed_by_hand_is_told_from_a_missing_one_and_one_without_marker() {
     assert!(next.starts_with("undo the hand edit"), "{next}");
     assert_eq!(
         drift_next(&["/f is missing".into()], "R"),
-        "R (writes the missing files again)"
+        "an uninstall cut short: sudo pigsty-dns route uninstall --yes finishes it; else R writes them again"
     );
     assert_eq!(
         partial_install(&["/a".into()], &["/b".into(), "/c".into()]),

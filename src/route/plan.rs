@@ -12,6 +12,7 @@ use super::adapter::{AdapterName, LinkKind, Params, Render, Step, Variant, flush
 use super::detect::{Driver, Facts};
 use super::dnsinfo::{self, Claim};
 use super::files::{self, Existing};
+use super::lifecycle_probe;
 use crate::defaults::{MACOS_MDNS_WHY, MDNS_PORT, SUGGESTED_PORT, with_suggested_port};
 use crate::digest::sha256_hex;
 use crate::error::{AppError, Class};
@@ -410,14 +411,18 @@ fn planned_files(root: &Path, render: &Render) -> Result<Vec<PlannedFile>, AppEr
     Ok(planned)
 }
 
-/// macOS: the other resolvers for the zone and for the reverse zone, which is never shared either (a
-/// second resolver for it would split its answers).
+/// The other resolvers for the zone and for the reverse zone, which is never shared either (a second
+/// resolver for it would split its answers): macOS's, and on resolved every other scope that routes
+/// either zone or a subdomain of one (a VPN's link; a `~.` default route is no claim).
 fn claimants(
     adapter: AdapterName,
     params: &Params,
     root: &Path,
     runner: &mut dyn Runner,
 ) -> Vec<Claim> {
+    if let Some(ours) = lifecycle_probe::resolved_owner(adapter, params) {
+        return lifecycle_probe::resolved_claimants(runner, &params.zones(), &ours);
+    }
     if adapter != AdapterName::MacosResolver {
         return vec![];
     }

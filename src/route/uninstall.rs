@@ -279,7 +279,10 @@ fn remove_if_ours(p: &Path, want: &Expect) -> Result<Option<String>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("{}: cannot read: {e}", p.display())),
         Ok(bytes) if want.holds(&bytes) => match sys_fs::remove(p) {
-            Ok(()) => Ok(Some(p.display().to_string())),
+            Ok(()) => {
+                super::lifecycle::crash_point(&p.display().to_string());
+                Ok(Some(p.display().to_string()))
+            }
             Err(e) => Err(e.to_string()),
         },
         Ok(_) => Err(format!(

@@ -11,6 +11,7 @@ mod differential;
 mod rfc_probes;
 mod route_adapters;
 mod route_golden;
+mod route_lifecycle;
 mod route_macos;
 mod serve_cli;
 mod serve_dig;

@@ -58,7 +58,15 @@ fn networkd(p: &Params) -> Render {
             (netdev_path(p), wrap(NAME.as_str(), Some(l), &netdev)),
             (network_path(p), wrap(NAME.as_str(), Some(l), &network)),
         ],
-        apply: vec![reload.clone()],
+        // A reload leaves a link whose files did not change as it is: reconfigure puts a removed
+        // address back (issue 26, row 5); it fails harmlessly while networkd still creates the link.
+        apply: vec![
+            reload.clone(),
+            Step::tolerant(
+                &["networkctl", "reconfigure", l],
+                "re-apply the .network to the link if it exists (an address removed by hand comes back)",
+            ),
+        ],
         // networkd reads /etc/systemd/network at boot by itself: nothing to enable.
         enable: vec![],
         pre_undo: vec![],

@@ -6,6 +6,7 @@
 //! (`unrouted.rs`), [`ROUTED`] for an installed route (`routed.rs`, over the shared [`Route`]). A new
 //! item is one more function in the list it belongs to.
 
+mod lifecycle;
 mod routed;
 mod unrouted;
 
@@ -62,8 +63,10 @@ pub const ROUTED: &[RoutedItem] = &[
     routed::reverse_zone,
     routed::network_manager,
     routed::port,
+    lifecycle::link,
     routed::scope,
     routed::other_resolvers,
+    lifecycle::other_scopes,
     routed::daemon,
     routed::lookups,
 ];
@@ -72,7 +75,7 @@ pub const ROUTED: &[RoutedItem] = &[
 pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
     let mut v = Vec::new();
     match journal::read(&ctx.journal_dir) {
-        Err(e) => v.push(item("journal", false, e, "inspect the journal file")),
+        Err(e) => v.push(lifecycle::damaged_journal(ctx, e)),
         Ok(None) => {
             let u = Unrouted::new(ctx);
             for f in UNROUTED {

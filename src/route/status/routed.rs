@@ -8,12 +8,11 @@ use std::time::Duration;
 
 use super::{Item, claimants_item, item, reinstall_command};
 use crate::defaults::{MACOS_MDNS_WHY, MDNS_PORT, with_suggested_port};
-use crate::digest::sha256_hex;
 use crate::name::Zone;
 use crate::route::adapter::{AdapterName, Params, link, macos};
 use crate::route::context::Ctx;
 use crate::route::installed::params_from;
-use crate::route::journal::{self, Journal, State};
+use crate::route::journal::Journal;
 use crate::route::live::{self, Live, NoLive};
 use crate::route::verify;
 
@@ -96,53 +95,14 @@ pub fn adapter(_: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
     )]
 }
 
-/// The journal says `installed`; `applying` is an install that never finished.
+/// The journal says `installed`; `applying` is an install that never finished (what it wrote so far).
 pub fn journal(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
-    let j = &r.journal;
-    let done = j.state == State::Installed;
-    vec![item(
-        "journal",
-        done,
-        format!(
-            "{} ({}, written {})",
-            journal::path(&ctx.journal_dir).display(),
-            j.state,
-            j.written_at
-        ),
-        if done {
-            "none"
-        } else {
-            "an install was interrupted: run pigsty-dns route uninstall, then install again"
-        },
-    )]
+    vec![super::lifecycle::journal_state(ctx, r)]
 }
 
-/// Every journaled file still has the sha256 it was written with.
-pub fn drift(_: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
-    let files = &r.journal.files;
-    let mut drift = Vec::new();
-    for f in files {
-        match std::fs::read(&f.path) {
-            Ok(b) if sha256_hex(&b) == f.sha256 => {}
-            Ok(_) => drift.push(format!("{} changed", f.path)),
-            Err(_) => drift.push(format!("{} is missing", f.path)),
-        }
-    }
-    vec![if drift.is_empty() {
-        item(
-            "drift",
-            true,
-            format!("all {} file(s) are as written", files.len()),
-            "none",
-        )
-    } else {
-        item(
-            "drift",
-            false,
-            drift.join("; "),
-            "pigsty-dns route uninstall, then install again",
-        )
-    }]
+/// Every journaled file still has the sha256 it was written with (changed by hand, or missing).
+pub fn drift(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
+    vec![super::lifecycle::drift(ctx, r)]
 }
 
 /// Does the routed reverse zone still match the live generation's /24? Leaves the live generation
@@ -336,12 +296,8 @@ pub fn daemon(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
             format!("answers {zone} SOA over UDP and TCP at {server} (serial {s})"),
             "none",
         ),
-        Err(e) => item(
-            "daemon",
-            false,
-            format!("not answering at {server}: {e}"),
-            format!("start it: pigsty-dns serve --listen {server}"),
-        ),
+        // Stopped, crashed, never started, or a user unit without linger: each its own fix.
+        Err(e) => super::lifecycle::daemon_down(ctx, r, e),
     };
     r.serial = Some(serial);
     vec![it]
@@ -380,7 +336,8 @@ pub fn lookups(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
 mod tests {
     use super::super::testing::{down, journal, up, with_ctx};
     use super::*;
-    use crate::route::journal::JournalFile;
+    use crate::digest::sha256_hex;
+    use crate::route::journal::{JournalFile, State};
     use crate::sys::Os;
     use crate::sys::runner::ScriptedRunner;
 
@@ -413,12 +370,12 @@ mod tests {
         assert!(!v[0].ok);
         assert!(
             v[0].verdict
-                .contains("(applying, written 2026-01-01T00:00:00Z)"),
+                .contains("an install was interrupted (journal state applying)"),
             "{v:?}"
         );
         assert_eq!(
             v[0].next,
-            "an install was interrupted: run pigsty-dns route uninstall, then install again"
+            "sudo pigsty-dns route uninstall --yes removes what it wrote; then install again"
         );
     }
 
@@ -443,8 +400,14 @@ mod tests {
             ),
             &[drift],
         );
-        assert_eq!(v[0].verdict, format!("{} changed", changed.display()));
-        assert_eq!(v[0].next, "pigsty-dns route uninstall, then install again");
+        assert_eq!(
+            v[0].verdict,
+            format!(
+                "{} changed by hand, its ownership marker gone (no longer pigsty-dns's; uninstall leaves it)",
+                changed.display()
+            )
+        );
+        assert!(v[0].next.starts_with("undo the hand edit"), "{v:?}");
         std::fs::remove_file(&changed).unwrap();
         let v = one(
             Os::Linux,
@@ -536,13 +499,17 @@ mod tests {
         let mut r = ScriptedRunner::new();
         let v = run(Os::Linux, j.clone(), &mut r, down, &[daemon, lookups]);
         assert_eq!(v.len(), 2, "{v:?}");
-        assert_eq!(
-            v[0].verdict,
-            "not answering at 127.0.0.1:5354: no answer from 127.0.0.1:5354"
+        // Why it is down (stopped, crashed, never started) is route::lifecycle's, tested there.
+        assert!(
+            v[0].verdict.contains(
+                "at 127.0.0.1:5354 (no answer from 127.0.0.1:5354); zone lookups fail (SERVFAIL) and nothing leaks"
+            ),
+            "{v:?}"
         );
-        assert_eq!(
-            v[0].next,
-            "start it: pigsty-dns serve --listen 127.0.0.1:5354"
+        assert!(
+            v[0].next
+                .starts_with("start it: pigsty-dns serve --listen 127.0.0.1:5354"),
+            "{v:?}"
         );
         assert_eq!(
             (v[1].item.as_str(), v[1].next.as_str()),
