@@ -9,7 +9,7 @@
 #   "N passed, N failed"; exit 0 iff nothing failed.
 # Environment: PIGSTY_DNS_BIN (the pigsty-dns binary, required), PIGSTY_DNS_SERVE_BIN (what runs
 #   `serve --listen 127.0.0.1:5354 --records FILE --state-dir DIR`; default PIGSTY_DNS_BIN),
-#   PIGSTY_DNS_RECORDS (zones/pigsty.test.yml), LAB, LAB_TIMEOUT (default 240), SYSTEMD_VERSION,
+#   PIGSTY_DNS_RECORDS (zones/pigsty.test.yml), LAB, LAB_TIMEOUT (default 420), SYSTEMD_VERSION,
 #   LAB_REVERSE_SERVED (default 1: the daemon answers PTRs for its /24, issue 12; 0 skips only the
 #   checks that need a PTR answer, for a daemon built without it).
 # Addresses: loopback, 198.18.53.53/32 on the route's link and TEST-NET-2 198.51.100.254/32 on an uplink
@@ -119,7 +119,7 @@ outer() {
 	prepare_state
 	host_fingerprint >"$ST/host-before"
 	# LIBMOUNT_UTAB keeps mount(8) from creating /run/mount/utab on the host.
-	timeout -k 5 "${LAB_TIMEOUT:-240}" env LIBMOUNT_UTAB="$ST/utab" \
+	timeout -k 5 "${LAB_TIMEOUT:-420}" env LIBMOUNT_UTAB="$ST/utab" \
 		unshare --net --mount --pid --fork --kill-child=SIGKILL --mount-proc --propagation private \
 		"$SELF" --inner "$@"
 	local rc=$?
@@ -316,6 +316,207 @@ reverse_checks() {  # reverse_checks LABEL: the reverse zone through the route, 
 	check "$v: ... and goes to the default upstream" yes "$(upstream_saw_ptr 10.10.11.10)"
 }
 
+# ---------------------------------------------------------------- issue 26: what the route survives
+owned_fingerprint() { rroot_fingerprint | grep -v ' ./var/lib/pigsty-dns-route/journal.json$'; }   # the route's files, not the journal
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+first_good() {  # first_good WANT: ms until the stub answers meta.pigsty.test with WANT (polls, max ~15 s), or "never"
+	local t0; t0=$(now_ms)
+	for _ in $(seq 150); do
+		[ "$(timeout 5 dig +short +time=1 +tries=1 @127.0.0.53 meta.pigsty.test A 2>/dev/null)" = "$1" ] &&
+			{ echo $(( $(now_ms) - t0 )); return 0; }
+		sleep 0.1
+	done
+	echo never
+}
+timed_dq() {  # timed_dq NAME -> "STATUS MS" of one stub lookup
+	local t0 r; t0=$(now_ms); r=$(dq "$1"); echo "${r%% *} $(( $(now_ms) - t0 ))"
+}
+measure() { echo "# measured: $*"; echo "MEASURED: $*" >>"$ST/logs/measured.log"; }
+rstatus() {  # rstatus LABEL: route status to a log, its text on stdout
+	local out; out=$(route status --state-dir "$ST/srv" 2>&1); echo "$out" >"$ST/logs/status-$1.log"; echo "$out"
+}
+status_line() { grep -m1 "^FAIL $2" <<<"$1" || echo "(no FAIL $2 line)"; }
+status_next() { awk -v i="$2" 'index($0, "FAIL " i) == 1 {getline; sub(/^ *next: */, ""); print; exit}' <<<"$1"; }
+
+row2_daemon() {  # the daemon stopped, then killed: fail fast, never leak, come back without touching the route
+	local v=$1 r ms out
+	stop_daemon; mark
+	read -r r ms <<<"$(timed_dq meta.pigsty.test)"
+	check "$v: row 2: daemon stopped -> stub SERVFAIL" SERVFAIL "$r"
+	check "$v: row 2: ... fast (under dig's 3 s timeout)" yes "$([ "$ms" -lt 3000 ] && echo yes || echo "no: $ms ms")"
+	measure "$v: daemon stopped: stub SERVFAIL after $ms ms"
+	local t0; t0=$(now_ms); getent ahostsv4 meta.pigsty.test >/dev/null; measure "$v: daemon stopped: getent fails after $(( $(now_ms) - t0 )) ms"
+	check "$v: row 2: daemon stopped -> nothing reaches the upstream" none "$(who_saw meta.pigsty.test)"
+	out=$(rstatus "stopped-$v")
+	check "$v: row 2: route status says the daemon stopped cleanly" 1 "$(grep -c '^FAIL daemon: .*stopped' <<<"$out")"
+	start_daemon; ms=$(first_good 10.10.10.10)
+	check "$v: row 2: daemon started again -> answers come back (route untouched)" yes "$([ "$ms" != never ] && echo yes || echo no)"
+	measure "$v: daemon started again: first good stub answer $ms ms after it listens"
+	kill -9 "$SRV_PID"; wait "$SRV_PID" 2>/dev/null; SRV_PID=; mark
+	read -r r ms <<<"$(timed_dq meta.pigsty.test)"
+	check "$v: row 2: daemon killed (SIGKILL) -> stub SERVFAIL, fast" "SERVFAIL yes" "$r $([ "$ms" -lt 3000 ] && echo yes || echo "no: $ms ms")"
+	check "$v: row 2: daemon killed -> nothing reaches the upstream" none "$(who_saw meta.pigsty.test)"
+	out=$(rstatus "crashed-$v")
+	check "$v: row 2: route status says the daemon crashed" 1 "$(grep -c '^FAIL daemon: .*crashed' <<<"$out")"
+	start_daemon; first_good 10.10.10.10 >/dev/null
+	check "$v: row 2: the route's files were never touched" "" "$(owned_fingerprint | diff - "$ST/rroot-installed")"
+}
+
+row3_restarts() {  # resolved restarted (its /run state kept, as systemctl restart keeps it); networkctl reload
+	local v=$1 ms
+	stopkill "$RESOLVED_PID"; RESOLVED_PID=; mark
+	start_resolved; ms=$(first_good 10.10.10.10)
+	check "$v: row 3: resolved restarted -> the route survives" yes "$([ "$ms" != never ] && echo yes || echo no)"
+	measure "$v: resolved restart: first good stub answer $ms ms after resolved is up"
+	check "$v: row 3: ... and nothing reached the upstream" none "$(who_saw meta.pigsty.test)"
+	check "$v: row 3: the link still routes both zones" "~10.10.10.in-addr.arpa ~pigsty.test" "$(link_domains)"
+	if [ "$v" = networkd ]; then
+		mark; local t0; t0=$(now_ms); nctl reload >/dev/null 2>&1; ms=$(first_good 10.10.10.10)
+		check "$v: row 3: networkctl reload -> the route survives" yes "$([ "$ms" != never ] && echo yes || echo no)"
+		measure "$v: networkctl reload: first good stub answer $ms ms after the reload returned"
+		check "$v: row 3: ... and nothing reached the upstream" none "$(who_saw meta.pigsty.test)"
+		stop_networkd; start_networkd; ms=$(first_good 10.10.10.10)
+		check "$v: row 3: networkd restarted -> the route survives" yes "$([ "$ms" != never ] && echo yes || echo no)"
+		measure "$v: networkd restart: first good stub answer $ms ms after networkd is up"
+	fi
+}
+
+row5_link_lost() {  # networkd: link deleted -> networkctl reload restores it; address removed -> status, install repairs
+	local v=$1 out fix words rc ms   # runtime: link deleted -> status names the leak, its next: repairs
+	ip link del pigsty-dns0; mark; rq meta.pigsty.test >/dev/null
+	check "$v: row 5: with the link gone the zone leaks to the upstream (why status must say so)" upstream "$(who_saw meta.pigsty.test)"
+	if [ "$v" = networkd ]; then
+		nctl reload >/dev/null 2>&1; ms=$(first_good 10.10.10.10)
+		measure "$v: link deleted, networkctl reload re-creates it: first good stub answer $ms ms after the reload returned"
+		check "$v: row 5: networkctl reload re-creates the deleted link (networkd restores the route)" yes \
+			"$([ "$ms" != never ] && echo yes || echo no)"
+		ip addr del 198.18.53.53/32 dev pigsty-dns0; wait_scope pigsty-dns0 none
+		out=$(rstatus "addr-gone-$v")
+		check "$v: row 5: address removed -> route status fails on the link, naming the leak" 1 \
+			"$(grep -c '^FAIL link: pigsty-dns0 has lost its address 198.18.53.53/32: .*leak' <<<"$out")"
+	else
+		out=$(rstatus "link-gone-$v")
+		check "$v: row 5: link deleted -> route status fails on the link, naming the leak" 1 \
+			"$(grep -c '^FAIL link: pigsty-dns0 is gone (deleted?): .*leak' <<<"$out")"
+	fi
+	fix=$(status_next "$out" link)
+	check "$v: row 5: its next: is one route install" yes \
+		"$(case $fix in "sudo pigsty-dns route install --adapter resolved-link "*"--link-variant $v "*"--state-dir $ST/srv --yes") echo yes;; *) echo "no: $fix";; esac)"
+	read -ra words <<<"${fix#sudo pigsty-dns }"
+	out=$(PATH=$ST/bin:$PATH timeout 60 "$PIGSTY_DNS_BIN" "${words[@]}" --check-name meta.pigsty.test 2>&1); rc=$?
+	echo "$out" >"$ST/logs/repair-$v.log"
+	check "$v: row 5: that command (an idempotent route install) repairs the route, verified" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -5
+	check "$v: row 5: ... meta.pigsty.test via the stub again" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
+	check "$v: row 5: the files are still those of the first install" "" "$(owned_fingerprint | diff - "$ST/rroot-installed")"
+}
+
+row6_vpn() {  # a VPN-like default-route link, then links claiming the zones
+	local v=$1 before out rc d
+	mklink vpn0 && ip addr add 100.64.0.2/32 dev vpn0
+	rctl dns vpn0 127.0.0.2; rctl domain vpn0 '~.'; rctl default-route vpn0 yes; wait_scope vpn0 DNS
+	mark; before=$(answered)
+	check "$v: row 6: with a ~. VPN link, meta.pigsty.test still via the daemon" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
+	check "$v: row 6: ... the daemon answered it" yes "$([ "$(answered)" -gt "$before" ] && echo yes || echo no)"
+	check "$v: row 6: ... the upstream (the VPN's server) never saw it" none "$(who_saw meta.pigsty.test)"
+	dq vpn-$RANDOM.example.org >/dev/null
+	check "$v: row 6: other names go to the VPN's server" upstream "$(who_saw 'vpn-[0-9]*.example.org')"
+	out=$(rstatus "vpn-default-$v")
+	check "$v: row 6: route status: a ~. link is no claim" 0 "$(grep -c '^FAIL' <<<"$out")"
+	# every claim form is in tests/it; live: a subdomain of the zone, and the reverse zone
+	[ "$v" = networkd ] && for d in '~corp.pigsty.test' '~10.10.10.in-addr.arpa'; do
+		rctl domain vpn0 '~.' "$d"
+		out=$(rstatus "vpn-claim-$v")
+		check "$v: row 6: vpn0 claims $d -> route status names the link" 1 "$(grep -c "^FAIL other resolvers: .*vpn0.*${d#\~}" <<<"$out")"
+		out=$(route install --link-variant "$v" --yes --state-dir "$ST/srv" 2>&1); rc=$?
+		check "$v: row 6: vpn0 claims $d -> route install refuses (exit 4, naming vpn0)" "4 1" \
+			"$rc $(grep -c "^error: .*vpn0" <<<"$out")"
+	done
+	ip link del vpn0
+	check "$v: row 6: the refused installs changed nothing" "" "$(owned_fingerprint | diff - "$ST/rroot-installed")"
+}
+
+row89_edits_reinstall() {  # hand edits and a damaged journal; uninstall + install: the same files
+	local v=$1 out rc j=$ST/rroot/var/lib/pigsty-dns-route/journal.json f
+	f=$(sed -n 's/^ *"path": *"\([^"]*\)".*/\1/p' "$j" | head -1)
+	cp "$j" "$ST/journal-installed.json"
+	echo "# hand edit" >>"$f"
+	out=$(rstatus "edited-$v")
+	check "$v: row 8: a hand-edited file -> route status names it" 1 "$(grep -c "^FAIL drift: .*$f changed by hand" <<<"$out")"
+	out=$(route uninstall --yes 2>&1); rc=$?; echo "$out" >"$ST/logs/uninstall-edited-$v.log"
+	check "$v: row 8: uninstall leaves the changed file (exit 5, file still there)" "5 yes" "$rc $([ -f "$f" ] && echo yes || echo no)"
+	sed -i '$d' "$f"
+	out=$(route install --link-variant "$v" --yes --state-dir "$ST/srv" 2>&1); rc=$?
+	check "$v: row 8: with the file restored, route install puts back what the partial uninstall removed" "0 " \
+		"$rc $(owned_fingerprint | diff - "$ST/rroot-installed")"
+	local damage want
+	for damage in truncated notjson mode owner; do
+		cp "$ST/journal-installed.json" "$j"
+		case $damage in
+			truncated) truncate -s 200 "$j";;
+			notjson) echo 'not json' >"$j";;
+			mode) chmod 666 "$j";;
+			owner) chown 65534 "$j";;
+		esac
+		case $damage in truncated) want='truncated';; notjson) want='not JSON';; mode) want='mode 0666';; owner) want='owned by uid 65534';; esac
+		out=$(rstatus "journal-$damage-$v")
+		check "$v: row 8: journal $damage -> route status says so" 1 "$(grep -c "^FAIL journal: .*$want" <<<"$out" )"
+		out=$(route uninstall --yes 2>&1); rc=$?
+		check "$v: row 8: journal $damage -> uninstall refuses (exit 7), nothing removed" "7" \
+			"$rc$(owned_fingerprint | diff - "$ST/rroot-installed")"
+		chmod 644 "$j"; chown 0 "$j"
+	done
+	cp "$ST/journal-installed.json" "$j"
+	out=$(route uninstall --yes 2>&1); rc=$?
+	check "$v: row 9: uninstall" 0 "$rc"
+	out=$(route install --link-variant "$v" --yes --state-dir "$ST/srv" --check-name meta.pigsty.test 2>&1); rc=$?
+	echo "$out" >"$ST/logs/reinstall-$v.log"
+	check "$v: row 9: install again" 0 "$rc"
+	check "$v: row 9: byte-identical files" "" "$(owned_fingerprint | diff - "$ST/rroot-installed")"
+	check "$v: row 9: an equivalent journal (all but written_at)" "" \
+		"$(diff <(grep -v written_at "$j") <(grep -v written_at "$ST/journal-installed.json"))"
+	owned_fingerprint >"$ST/rroot-installed"
+}
+
+row7_crash() {  # SIGKILL after the first command of an install, after the first removal of an uninstall
+	local v=$1 out rc unit=$ST/rroot/etc/systemd/system/pigsty-dns-route.service
+	route uninstall --yes >/dev/null 2>&1
+	out=$(PIGSTY_DNS_TEST_CRASH_AFTER=2 route install --link-variant "$v" --yes --state-dir "$ST/srv" 2>&1); rc=$?
+	echo "$out" >"$ST/logs/crash-install-$v.log"
+	check "$v: row 7: install killed (SIGKILL) after its unit file and first command" "137 yes yes" \
+		"$rc $([ -f "$unit" ] && echo yes || echo no) $(ip link show pigsty-dns0 >/dev/null 2>&1 && echo yes || echo no)"
+	out=$(rstatus "crash-install-$v")
+	check "$v: row 7: route status reports the interrupted install from the journal" 1 \
+		"$(grep -c "^FAIL journal: .*an install was interrupted (journal state applying): written $unit" <<<"$out")"
+	out=$(route uninstall --yes 2>&1); rc=$?; echo "$out" >"$ST/logs/crash-install-uninstall-$v.log"
+	check "$v: row 7: route uninstall removes exactly what was written (root as before the install, link gone)" "0 no" \
+		"$rc$(rroot_fingerprint | diff - "$ST/rroot-before") $(ip link show pigsty-dns0 >/dev/null 2>&1 && echo yes || echo no)"
+	out=$(route install --link-variant "$v" --yes --state-dir "$ST/srv" 2>&1); rc=$?
+	check "$v: row 7: route install again completes" 0 "$rc"
+	out=$(PIGSTY_DNS_TEST_CRASH_AFTER=1 route uninstall --yes 2>&1); rc=$?
+	echo "$out" >"$ST/logs/crash-uninstall-$v.log"
+	check "$v: row 7: uninstall killed (SIGKILL) after removing the unit file" "137 no" "$rc $([ -f "$unit" ] && echo yes || echo no)"
+	out=$(rstatus "crash-uninstall-$v")
+	check "$v: row 7: route status reports the half-removed route" 1 "$(grep -c "^FAIL drift: $unit is missing" <<<"$out")"
+	out=$(route uninstall --yes 2>&1); rc=$?
+	check "$v: row 7: route uninstall again completes" "0" "$rc$(rroot_fingerprint | diff - "$ST/rroot-before")"
+	out=$(route install --link-variant "$v" --yes --state-dir "$ST/srv" 2>&1); rc=$?
+	check "$v: row 7: and install again" 0 "$rc"
+	owned_fingerprint >"$ST/rroot-installed"
+}
+
+lifecycle_rows() {
+	local v=$1 t0=$SECONDS
+	owned_fingerprint >"$ST/rroot-installed"
+	local row
+	for row in row2_daemon row3_restarts row5_link_lost row6_vpn row89_edits_reinstall row7_crash; do
+		# variant-independent rows run once: the daemon on networkd, edits and crashes on runtime
+		case $v:$row in networkd:row89_edits_reinstall|networkd:row7_crash|runtime:row2_daemon) continue;; esac
+		local t1=$SECONDS; "$row" "$v"; echo "# $v: $row took $((SECONDS - t1)) s"
+	done
+	echo "# $v: lifecycle rows took $((SECONDS - t0)) s"
+}
+
 # the route CLI sees resolvectl/networkctl from the extracted packages
 make_wrappers() {
 	local t
@@ -357,6 +558,7 @@ variant() {   # variant networkd|runtime
 	check "$v: route status all ok" 0 "$(grep -c '^FAIL' <<<"$out")"
 	check "$v: route status: the reverse zone matches the live generation" 1 \
 		"$(grep -c '^ok   reverse zone: routes 10.10.10.in-addr.arpa, the /24 of the live generation' <<<"$out")"
+	lifecycle_rows "$v"
 	moved_24 "$v"
 	stop_daemon; mark
 	check "$v: daemon down -> stub SERVFAIL" "SERVFAIL" "$(dq meta.pigsty.test)"

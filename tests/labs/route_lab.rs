@@ -1,6 +1,8 @@
 //! The real end-to-end route test: tests/lab/route-lab.sh runs systemd-resolved + networkd 252 from
 //! Debian's packages in a private namespace and checks `route install`/`uninstall` (resolved-link,
-//! networkd and runtime variants) against the real `pigsty-dns serve`. Runs only with PIGSTY_DNS_E2E=1; then every missing prerequisite
+//! networkd and runtime variants) against the real `pigsty-dns serve`, and what an installed route
+//! survives (issue 26: the daemon down, resolved/networkd restarts, the link lost, a VPN, a crash
+//! mid-install, hand edits, reinstall). Runs only with PIGSTY_DNS_E2E=1; then every missing prerequisite
 //! (root, the server command, the lab's tools) is a failure, never a skip.
 
 use crate::{lab_turn, run_script};
@@ -34,5 +36,25 @@ fn route_lab_resolved_link_end_to_end() {
             let line = format!("PASS: {v}: {w}");
             assert!(stdout.contains(&line), "missing {line:?} in:\n{stdout}");
         }
+    }
+    // Issue 26, what the route survives: each row ran where the lab runs it.
+    for line in [
+        "networkd: row 2: daemon stopped -> nothing reaches the upstream",
+        "networkd: row 2: route status says the daemon crashed",
+        "networkd: row 3: networkctl reload -> the route survives",
+        "networkd: row 5: networkctl reload re-creates the deleted link",
+        "networkd: row 5: address removed -> route status fails on the link, naming the leak",
+        "networkd: row 6: vpn0 claims ~corp.pigsty.test -> route install refuses (exit 4, naming vpn0)",
+        "networkd: row 6: vpn0 claims ~10.10.10.in-addr.arpa -> route status names the link",
+        "runtime: row 3: resolved restarted -> the route survives",
+        "runtime: row 5: that command (an idempotent route install) repairs the route, verified",
+        "runtime: row 6: with a ~. VPN link, meta.pigsty.test still via the daemon",
+        "runtime: row 8: journal owner -> uninstall refuses (exit 7), nothing removed",
+        "runtime: row 9: byte-identical files",
+        "runtime: row 7: route status reports the interrupted install from the journal",
+        "runtime: row 7: route uninstall again completes",
+    ] {
+        let line = format!("PASS: {line}");
+        assert!(stdout.contains(&line), "missing {line:?} in:\n{stdout}");
     }
 }
