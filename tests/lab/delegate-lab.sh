@@ -25,7 +25,7 @@
 #   SID_CACHE             where the sid root is cached (default ${TMPDIR:-/tmp}/pigsty-dns-sid-lab; the
 #                         root is $SID_CACHE/root, built once per machine, ~50 s and ~180 MB)
 #   LAB                   per-run work dir (default $SID_CACHE/run); $LAB/state is recreated every run
-#   LAB_TIMEOUT           hard limit for the namespace part, seconds (default 90)
+#   LAB_TIMEOUT           hard limit for the namespace part, seconds (default 180)
 #   MIRROR                Debian archive URL for debootstrap (default: the first Debian archive URI in
 #                         the host's apt sources that carries SUITE; the apt configuration is not changed)
 #   SUITE                 Debian suite to bootstrap (default sid); REBUILD=1 builds the root again
@@ -208,7 +208,7 @@ outer() {
 	host_fingerprint >"$ST/host-before"
 	sid_fingerprint >"$ST/sid-before"
 	# LIBMOUNT_UTAB keeps mount(8) from writing /run/mount/utab on the host.
-	timeout -k 5 "${LAB_TIMEOUT:-90}" env LIBMOUNT_UTAB="$ST/utab" \
+	timeout -k 5 "${LAB_TIMEOUT:-180}" env LIBMOUNT_UTAB="$ST/utab" \
 		unshare --net --mount --pid --fork --kill-child=SIGKILL --mount-proc --propagation private \
 		"$SELF" --inner
 	local rc=$?
@@ -402,6 +402,9 @@ check() {  # check DESCRIPTION EXPECTED ACTUAL
 rroot_fingerprint() { (cd "$ST/rroot" && find . \( -type f -exec sha256sum {} + \) -o \( -type d -printf 'dir %p\n' \) | sort -k2); }
 reloads() { grep -c '^reload systemd-resolved' "$ST/logs/systemctl.log"; }
 
+J=$ST/rroot/var/lib/pigsty-dns-route/journal.json
+DFILE=$ST/rroot/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate
+
 delegate_tests() {
 	local out rc before name r
 	local file=$ST/rroot/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate
@@ -423,6 +426,7 @@ delegate_tests() {
 	check "route install (verified: delegate scope, SOA, resolvectl, getent, reverse lookups, REFUSED unchanged)" 0 "$rc"
 	[ "$rc" = 0 ] || echo "$out" | tail -8
 	check "install reloaded resolved through systemctl (lab: SIGHUP)" 1 "$(reloads)"
+	cp "$file" "$ST/delegate-installed"; cp "$J" "$ST/journal-installed.json"   # for row 9 (issue 26)
 	check "delegate file: DNS, Domains (the zone and the live /24's reverse zone), DefaultRoute=no" \
 		"DNS=127.0.0.1:$PORT;Domains=~pigsty.test ~10.10.10.in-addr.arpa;DefaultRoute=no" \
 		"$(grep -v '^#' "$file" 2>/dev/null | grep -v '^\[' | paste -sd';' -)"
@@ -481,7 +485,91 @@ delegate_tests() {
 	out=$(route uninstall --yes 2>&1); rc=$?
 	echo "$out" >"$ST/logs/uninstall-2.log"
 	check "uninstall twice is harmless (exit 0, root unchanged)" "0" "$rc$(rroot_fingerprint | diff - "$ST/rroot-before")"
+	lifecycle_rows
 	stop_daemon; stop_resolved; stop_upstream; sx ip link del pu0 2>/dev/null
+}
+
+# ---------------------------------------------------------------- issue 26: what the route survives
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+sdig() { timeout 5 chroot "$SID" dig +short +time=1 +tries=1 @127.0.0.53 "$1" A 2>/dev/null; }
+first_good() {  # first_good WANT: ms until the stub answers meta.pigsty.test with WANT (polls, max ~15 s), or "never"
+	local t0; t0=$(now_ms)
+	for _ in $(seq 150); do
+		[ "$(sdig meta.pigsty.test)" = "$1" ] && { echo $(( $(now_ms) - t0 )); return 0; }
+		sleep 0.1
+	done
+	echo never
+}
+measure() { echo "# measured: $*"; echo "MEASURED: $*" >>"$ST/logs/measured.log"; }
+rstatus() { local out; out=$(route status --state-dir "$IN/srv" 2>&1); echo "$out" >"$ST/logs/status-$1.log"; echo "$out"; }
+got() { [ "$1" != never ] && echo yes || echo no; }
+reinstall() { route install --adapter resolved-delegate --server 127.0.0.1:$PORT --yes --state-dir "$IN/srv" 2>&1; }
+
+# The daemon was restarted with its --records file: 10.10.10.10 again, in the /24 10.10.10.0.
+lc_row9() {  # uninstalled by now: install again, the same bytes as the first install
+	local out rc; out=$(reinstall); rc=$?; echo "$out" >"$ST/logs/reinstall.log"
+	check "row 9: install after uninstall" 0 "$rc"
+	check "row 9: a byte-identical delegate file" same "$(cmp -s "$DFILE" "$ST/delegate-installed" && echo same || echo differs)"
+	check "row 9: an equivalent journal (all but written_at)" "" \
+		"$(diff <(grep -v written_at "$J") <(grep -v written_at "$ST/journal-installed.json"))"
+}
+lc_row3() {  # resolved restarted, its /run state kept (as systemctl restart keeps it)
+	local ms; stopkill "$RESOLVED_PID"; RESOLVED_PID=; mark; start_resolved; ms=$(first_good 10.10.10.10)
+	check "row 3: resolved restarted -> the delegate route survives" yes "$(got "$ms")"
+	measure "delegate: resolved restart: first good stub answer $ms ms after resolved is up"
+	check "row 3: ... and nothing reached the upstream" no "$(upstream_saw meta.pigsty.test)"
+}
+lc_row2() {  # the daemon stopped, then killed
+	local out t0 r ms
+	stop_daemon; mark; t0=$(now_ms); r=$(dq meta.pigsty.test); ms=$(( $(now_ms) - t0 ))
+	check "row 2: daemon stopped -> stub SERVFAIL, fast (under dig's 3 s)" "SERVFAIL yes" "$r $([ "$ms" -lt 3000 ] && echo yes || echo "no: $ms ms")"
+	measure "delegate: daemon stopped: stub SERVFAIL after $ms ms"
+	check "row 2: ... nothing reached the upstream" no "$(upstream_saw meta.pigsty.test)"
+	out=$(rstatus stopped)
+	check "row 2: route status says the daemon stopped" 1 "$(grep -c '^FAIL daemon: stopped' <<<"$out")"
+	start_daemon; ms=$(first_good 10.10.10.10)
+	check "row 2: started again -> answers come back, route untouched" yes "$(got "$ms")"
+	measure "delegate: daemon started again: first good stub answer $ms ms after it listens"
+	kill -9 "$SRV_PID"; wait "$SRV_PID" 2>/dev/null; SRV_PID=; mark
+	check "row 2: daemon killed -> stub SERVFAIL" SERVFAIL "$(dq meta.pigsty.test)"
+	check "row 2: ... nothing reached the upstream" no "$(upstream_saw meta.pigsty.test)"
+	out=$(rstatus crashed)
+	check "row 2: route status says the daemon crashed" 1 "$(grep -c '^FAIL daemon: crashed' <<<"$out")"
+	start_daemon; first_good 10.10.10.10 >/dev/null
+}
+lc_row6() {  # a ~. VPN link; then it claims a subdomain of the zone, then the reverse zone
+	local out rc d
+	mklink vpn0 && sx ip addr add 100.64.0.2/32 dev vpn0
+	rctl dns vpn0 127.0.0.2; rctl domain vpn0 '~.'; rctl default-route vpn0 yes
+	for _ in $(seq 50); do rctl status vpn0 2>/dev/null | grep -q 'Current Scopes: DNS' && break; sleep 0.1; done
+	mark
+	check "row 6: with a ~. VPN link, meta.pigsty.test still via the daemon" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
+	check "row 6: ... the upstream (the VPN's server) never saw it" no "$(upstream_saw meta.pigsty.test)"
+	for d in '~corp.pigsty.test' '~10.10.10.in-addr.arpa'; do
+		rctl domain vpn0 '~.' "$d"
+		out=$(rstatus vpn-claim)
+		check "row 6: vpn0 claims $d -> route status names the link" 1 "$(grep -c "^FAIL other resolvers: .*vpn0.*${d#\~}" <<<"$out")"
+		out=$(reinstall); rc=$?
+		check "row 6: vpn0 claims $d -> route install refuses (exit 4, naming vpn0)" "4 1" "$rc $(grep -c '^error: .*vpn0' <<<"$out")"
+	done
+	sx ip link del vpn0
+	check "row 6: the refused installs changed nothing" same "$(cmp -s "$DFILE" "$ST/delegate-installed" && echo same || echo differs)"
+}
+lc_row8() {  # the delegate file edited by hand: status names it, uninstall leaves it
+	local out rc
+	echo "# hand edit" >>"$DFILE"
+	out=$(rstatus edited)
+	check "row 8: a hand-edited delegate file -> route status names it" 1 "$(grep -c "^FAIL drift: .*pigsty-dns.dns-delegate changed by hand" <<<"$out")"
+	out=$(route uninstall --yes 2>&1); rc=$?
+	check "row 8: uninstall leaves the changed file (exit 5)" "5 yes" "$rc $([ -f "$DFILE" ] && echo yes || echo no)"
+	sed -i '$d' "$DFILE"
+	out=$(route uninstall --yes 2>&1); rc=$?
+	check "row 8: with the edit undone, uninstall completes (root as before)" "0" "$rc$(rroot_fingerprint | diff - "$ST/rroot-before")"
+}
+lifecycle_rows() {
+	local t0=$SECONDS row t1
+	for row in lc_row9 lc_row3 lc_row2 lc_row6 lc_row8; do t1=$SECONDS; "$row"; echo "# $row took $((SECONDS - t1)) s"; done
+	echo "# lifecycle rows took $((SECONDS - t0)) s"
 }
 
 inner() {

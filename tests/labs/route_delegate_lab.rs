@@ -1,7 +1,8 @@
 //! The real end-to-end test of the resolved-delegate adapter: tests/lab/delegate-lab.sh runs
 //! systemd-resolved >= 258 from a Debian sid root (debootstrap, cached under
 //! `${TMPDIR:-/tmp}/pigsty-dns-sid-lab`, or `$SID_CACHE`) in a private namespace and checks
-//! `route install --adapter resolved-delegate` / `uninstall` against the real `pigsty-dns serve`.
+//! `route install --adapter resolved-delegate` / `uninstall` against the real `pigsty-dns serve`, and
+//! what the route survives (issue 26: the daemon down, resolved restarted, a VPN, a hand edit, reinstall).
 //! Runs only with PIGSTY_DNS_E2E=1; then every missing prerequisite (root, debootstrap, a Debian
 //! archive in the apt sources, the lab's tools) is a failure, never a skip.
 
@@ -33,6 +34,19 @@ fn route_lab_resolved_delegate_end_to_end() {
         "PASS: moved /24: route status reports the routed reverse zone as drift",
         "PASS: moved /24: that command re-routes (install again, verified)",
         "PASS: moved /24: the delegate routes the new reverse zone",
+        // Issue 26, what the route survives.
+        "PASS: row 9: a byte-identical delegate file",
+        "PASS: row 9: an equivalent journal",
+        "PASS: row 3: resolved restarted -> the delegate route survives",
+        "PASS: row 2: daemon stopped -> stub SERVFAIL, fast",
+        "PASS: row 2: route status says the daemon stopped",
+        "PASS: row 2: route status says the daemon crashed",
+        "PASS: row 2: ... nothing reached the upstream",
+        "PASS: row 6: with a ~. VPN link, meta.pigsty.test still via the daemon",
+        "PASS: row 6: vpn0 claims ~corp.pigsty.test -> route install refuses (exit 4, naming vpn0)",
+        "PASS: row 6: vpn0 claims ~10.10.10.in-addr.arpa -> route status names the link",
+        "PASS: row 8: a hand-edited delegate file -> route status names it",
+        "PASS: row 8: uninstall leaves the changed file (exit 5)",
     ] {
         assert!(stdout.contains(want), "missing {want:?} in:\n{stdout}");
     }
