@@ -81,6 +81,12 @@ impl Resolver {
             && self.port == Some(server.port())
     }
 
+    /// configd's `Request A records` flag (`DNS_RESOLVER_FLAGS_REQUEST_A_RECORDS`, 0x0002): without it
+    /// mDNSResponder answers the A question of a getaddrinfo with default hints as unusable, locally.
+    pub fn requests_a(&self) -> bool {
+        self.flags.iter().any(|f| f == FLAG_A)
+    }
+
     /// `resolver #9 (for scoped queries): nameserver 10.8.0.1, if_index 17 (utun4), flags Scoped`.
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
@@ -107,6 +113,9 @@ impl Resolver {
         format!("resolver #{}{section}: {}", self.number, parts.join(", "))
     }
 }
+
+/// The flag names as `dnsinfo_logging.h` prints them.
+pub const FLAG_A: &str = "Request A records";
 
 /// Every resolver block of `scutil --dns` (also `scutil -d --dns`, whose flags carry a hex prefix).
 pub fn parse(text: &str) -> Vec<Resolver> {
@@ -179,6 +188,15 @@ pub fn route_block(
     server: SocketAddr,
 ) -> Result<String, String> {
     if let Some(r) = resolvers.iter().find(|r| r.is_route(zone, server)) {
+        if !r.requests_a() {
+            return Err(format!(
+                "scutil --dns lists {} for domain {zone}, without `{FLAG_A}`: mDNSResponder answers \
+                 the A lookups of ordinary programs (getaddrinfo's default hints) as unusable without \
+                 asking the daemon; the file needs its `flags {}` line",
+                r.describe(),
+                macos::FLAGS
+            ));
+        }
         return Ok(format!(
             "scutil --dns lists {} for domain {zone}",
             r.describe()
@@ -574,6 +592,38 @@ generation = 4711
             })
             .collect();
         assert_eq!(others.len(), 2);
+    }
+
+    /// The route's block without `Request A records` (offline or IPv6-only, a file without `flags a`):
+    /// configd lists it, but getaddrinfo's A question never reaches the daemon.
+    #[test]
+    fn the_route_block_must_request_a_records() {
+        let offline = "DNS configuration
+
+resolver #1
+  domain   : pigsty.test
+  nameserver[0] : 127.0.0.1
+  port     : 5354
+  flags    : 
+  reach    : 0x00030002 (Reachable,Local Address,Directly Reachable Address)
+
+resolver #2
+  domain   : other.test
+  nameserver[0] : 127.0.0.1
+  port     : 5354
+  flags    : 0x00000004 (Request AAAA records)
+  reach    : 0x00030002 (Reachable,Local Address,Directly Reachable Address)
+";
+        let rs = parse(offline);
+        assert!(rs[0].flags.is_empty() && !rs[0].requests_a());
+        assert_eq!(rs[1].flags, ["Request AAAA records"]);
+        for zone in ["pigsty.test", "other.test"] {
+            let e = route_block(&rs, zone, server("127.0.0.1:5354")).unwrap_err();
+            assert!(
+                e.contains("without `Request A records`") && e.contains("`flags a` line"),
+                "{e}"
+            );
+        }
     }
 
     /// `/etc/resolver/pigsty.test` with `port 5353` (the old default): configd lists it, mDNSResponder

@@ -225,6 +225,7 @@ fn name_checks(
     }
     if adapter == AdapterName::MacosResolver {
         v.push(dscacheutil_forward(ctx, name, want, wait));
+        v.push(getaddrinfo_forward(ctx, name, want, wait));
     } else {
         v.push(getent_forward(ctx, name, want, wait));
     }
@@ -279,6 +280,28 @@ fn dscacheutil_forward(ctx: &mut Ctx<'_>, name: &str, want: Ipv4Addr, wait: Dura
                 "dscacheutil -q host -a name {name}: {} (want {want})",
                 if out.ok() && out.stdout.trim().is_empty() {
                     "no address".to_string()
+                } else {
+                    out.summary()
+                }
+            ))
+        }
+    })
+}
+
+/// The served name through getaddrinfo with default hints, in this process: unlike dscacheutil (flags
+/// 0 on its host-by-name path) it asks with `AI_ADDRCONFIG`, so it fails, as curl and Safari do, when
+/// the route's resolver lacks the A flag.
+fn getaddrinfo_forward(ctx: &mut Ctx<'_>, name: &str, want: Ipv4Addr, wait: Duration) -> Check {
+    let want_s = want.to_string();
+    polled("getaddrinfo", wait, || {
+        let out = ctx.runner.getaddrinfo(name);
+        if out.ok() && out.stdout.lines().any(|l| l.trim() == want_s) {
+            Ok(format!("getaddrinfo({name}), default hints: {want}"))
+        } else {
+            Err(format!(
+                "getaddrinfo({name}), default hints: {} (want {want})",
+                if out.ok() {
+                    "no IPv4 address".to_string()
                 } else {
                     out.summary()
                 }
@@ -569,13 +592,30 @@ pub fn after_apply(
             ),
         });
     }
-    if let Some(name) = ctx.check_name.clone() {
-        v.extend(name_checks(ctx, adapter, p, &name, live, wait));
+    match served_name(ctx, adapter, live) {
+        Some(name) => v.extend(name_checks(ctx, adapter, p, &name, live, wait)),
+        None if adapter == AdapterName::MacosResolver => v.push(check(
+            "served name",
+            true,
+            "not checked: no --check-name, and no live generation with a name to ask for",
+        )),
+        None => {}
     }
     if let Some(sf) = ctx.status_file.clone() {
         v.push(refused_unchanged(ctx, adapter, &sf));
     }
     v
+}
+
+/// The name whose lookups prove an answer came back: `--check-name`, else on macOS (where nothing
+/// else proves it) the first canonical name of the live generation.
+fn served_name(ctx: &Ctx<'_>, adapter: AdapterName, live: Option<&Live>) -> Option<String> {
+    ctx.check_name.clone().or_else(|| {
+        (adapter == AdapterName::MacosResolver)
+            .then(|| live.and_then(|l| l.ptr.first()))
+            .flatten()
+            .map(|p| p.name.trim_end_matches('.').to_string())
+    })
 }
 
 /// After uninstall: the scope must be gone.

@@ -21,7 +21,7 @@ use pigsty_dns::route::plan::Request;
 use pigsty_dns::route::{self, Ctx, files, journal};
 use pigsty_dns::status_file::{self, CountersSnapshot, ServerState, Status};
 use pigsty_dns::sys::Os;
-use pigsty_dns::sys::runner::{Output, ScriptedRunner};
+use pigsty_dns::sys::runner::{GETADDRINFO, Output, ScriptedRunner};
 
 const DAEMON: &str = "127.0.0.1:5354";
 const ZONE: &str = "pigsty.test";
@@ -29,12 +29,36 @@ const ZONE: &str = "pigsty.test";
 /// One resolver as configd holds it.
 #[derive(Clone, Debug)]
 struct Res {
+    /// Empty: none (a `domain` line whose value is empty sets none, and the file name is not used).
     domain: String,
     nameserver: Option<String>,
     port: u16,
     options: Option<String>,
     if_index: Option<&'static str>,
-    flags: &'static str,
+    flags: String,
+}
+
+/// The Mac's network, which gives `/etc/resolver` entries without a `flags` line their flags: configd
+/// sets `Request A/AAAA records` from the routable network services (IPMonitor's
+/// `dns-configuration.c`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Net {
+    /// Wi-Fi with an IPv4 router only.
+    V4,
+    Dual,
+    Ipv6Only,
+    Offline,
+}
+
+impl Net {
+    fn flags(self) -> &'static str {
+        match self {
+            Net::V4 => "Request A records",
+            Net::Dual => "Request A records, Request AAAA records",
+            Net::Ipv6Only => "Request AAAA records",
+            Net::Offline => "",
+        }
+    }
 }
 
 /// The fake Mac: configd's view, mDNSResponder's cache, the daemon's counters.
@@ -42,6 +66,7 @@ struct World {
     root: PathBuf,
     status_dir: PathBuf,
     daemon: SocketAddr,
+    net: Net,
     /// What mDNSResponder uses now (configd's view as of its last change it applied).
     applied: Vec<Res>,
     /// Lookups mDNSResponder answers with its old configuration after a change (it applies a change
@@ -59,49 +84,144 @@ struct World {
     stamp: u64,
     /// Names sent to the default (upstream) resolver.
     upstream: Vec<String>,
+    /// Names getaddrinfo got "unusable" for, answered locally.
+    unusable: Vec<String>,
     served: BTreeMap<String, Ipv4Addr>,
     /// The daemon's PTRs (its reverse zone is the /24 of these).
     ptrs: BTreeMap<Ipv4Addr, String>,
 }
 
-fn resolver_dir_as_configd_reads_it(root: &Path) -> Vec<Res> {
-    let mut v = Vec::new();
+/// C's `strtol(s, NULL, 0)`: leading blanks, a sign, `0x` hex or `0` octal, digits up to the first
+/// that is not one; 0 when there are none.
+fn strtol0(s: &str) -> i64 {
+    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (neg, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (radix, digits) = if let Some(h) = t.strip_prefix("0x").or(t.strip_prefix("0X")) {
+        (16, h)
+    } else if t.starts_with('0') {
+        (8, t)
+    } else {
+        (10, t)
+    };
+    let mut n: i64 = 0;
+    for c in digits.chars() {
+        match c.to_digit(radix) {
+            Some(d) => {
+                n = n
+                    .saturating_mul(i64::from(radix))
+                    .saturating_add(i64::from(d))
+            }
+            None => break,
+        }
+    }
+    if neg { -n } else { n }
+}
+
+/// `_dnsinfo_flatfile_create_resolver`: lines end at `\n` only; words are what `strsep(" \t")` gives,
+/// so each single blank separates (a leading blank makes an empty first word: no keyword; two blanks
+/// make an empty value); a keyword needs a value word to count, and counts toward its maximum even when
+/// the value is then unusable; no keyword with a value: no resolver.
+fn configd_reads(name: &str, bytes: &[u8], net: Net) -> Option<Res> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut created = false;
+    let mut r = Res {
+        domain: String::new(),
+        nameserver: None,
+        port: 0,
+        options: None,
+        if_index: None,
+        flags: String::new(),
+    };
+    let mut config_flags: Vec<&str> = Vec::new();
+    for line in text.split('\n') {
+        if line.is_empty() {
+            continue;
+        }
+        let mut words = line.split([' ', '\t']);
+        let key = words.next().unwrap_or("");
+        if key.starts_with(';') || key.starts_with('#') {
+            continue;
+        }
+        let key = key.to_ascii_lowercase();
+        let max = match key.as_str() {
+            "nameserver" => 3,
+            "domain" | "flags" | "interface" | "options" | "port" | "search" | "search_order"
+            | "sortlist" | "timeout" => 1,
+            _ => continue,
+        };
+        let Some(word) = words.next() else { continue };
+        let n = counts.entry(key.clone()).or_insert(0);
+        *n += 1;
+        if *n > max {
+            continue;
+        }
+        created = true;
+        match key.as_str() {
+            "domain" => r.domain = word.trim_end_matches('.').to_string(),
+            "nameserver" if r.nameserver.is_none() && word.parse::<std::net::IpAddr>().is_ok() => {
+                r.nameserver = Some(word.to_string())
+            }
+            "port" => {
+                let p = strtol0(word);
+                if (0..=65535).contains(&p) {
+                    r.port = p as u16;
+                }
+            }
+            "options" => {
+                let o: Vec<&str> = std::iter::once(word)
+                    .chain(words)
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                if !o.is_empty() {
+                    r.options = Some(o.join(" "));
+                }
+            }
+            "flags" => {
+                for w in std::iter::once(word).chain(words) {
+                    match w.to_ascii_lowercase().as_str() {
+                        "a" => config_flags.push("Request A records"),
+                        "aaaa" => config_flags.push("Request AAAA records"),
+                        "scoped" => config_flags.insert(0, "Scoped"),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if !created {
+        return None;
+    }
+    if !counts.contains_key("domain") {
+        r.domain = name.to_string();
+    }
+    config_flags.dedup();
+    r.flags = if config_flags.is_empty() {
+        net.flags().to_string()
+    } else {
+        config_flags.join(", ")
+    };
+    Some(r)
+}
+
+fn resolver_dir_as_configd_reads_it(root: &Path, net: Net) -> Vec<Res> {
     let Ok(rd) = std::fs::read_dir(root.join("etc/resolver")) else {
-        return v;
+        return vec![];
     };
     let mut entries: Vec<_> = rd.flatten().collect();
     entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let Ok(text) = std::fs::read_to_string(e.path()) else {
-            continue;
-        };
-        let mut r = Res {
-            domain: e.file_name().to_string_lossy().into_owned(),
-            nameserver: None,
-            port: 0,
-            options: None,
-            if_index: None,
-            flags: "Request A records, Request AAAA records",
-        };
-        let mut domain_line = false;
-        for line in text.lines() {
-            let w: Vec<&str> = line.split_whitespace().collect();
-            match w.as_slice() {
-                [k, d] if k.eq_ignore_ascii_case("domain") && !domain_line => {
-                    r.domain = d.trim_end_matches('.').to_string();
-                    domain_line = true;
-                }
-                [k, n] if k.eq_ignore_ascii_case("nameserver") && r.nameserver.is_none() => {
-                    r.nameserver = Some(n.to_string())
-                }
-                [k, p] if k.eq_ignore_ascii_case("port") => r.port = p.parse().unwrap_or(0),
-                [k, o @ ..] if k.eq_ignore_ascii_case("options") => r.options = Some(o.join(" ")),
-                _ => {}
-            }
-        }
-        v.push(r);
-    }
-    v
+    entries
+        .iter()
+        .filter_map(|e| {
+            let bytes = std::fs::read(e.path()).ok()?;
+            configd_reads(&e.file_name().to_string_lossy(), &bytes, net)
+        })
+        .collect()
 }
 
 fn vpn_resolver() -> Res {
@@ -111,13 +231,16 @@ fn vpn_resolver() -> Res {
         port: 0,
         options: None,
         if_index: Some("17 (utun4)"),
-        flags: "Supplemental, Request A records",
+        flags: "Supplemental, Request A records".into(),
     }
 }
 
 /// A block the way `_dns_resolver_log` prints it (not in debug mode).
 fn block(n: usize, r: &Res, scoped: bool) -> String {
-    let mut s = format!("\nresolver #{n}\n  domain   : {}\n", r.domain);
+    let mut s = format!("\nresolver #{n}\n");
+    if !r.domain.is_empty() {
+        s.push_str(&format!("  domain   : {}\n", r.domain));
+    }
     if let Some(ns) = &r.nameserver {
         s.push_str(&format!("  nameserver[0] : {ns}\n"));
     }
@@ -133,7 +256,7 @@ fn block(n: usize, r: &Res, scoped: bool) -> String {
     let flags = if scoped {
         "Scoped, Request A records"
     } else {
-        r.flags
+        &r.flags
     };
     s.push_str(&format!("  flags    : {flags}\n"));
     s.push_str(if r.nameserver.as_deref() == Some("127.0.0.1") {
@@ -149,19 +272,43 @@ impl World {
         if self.configd_lag > 0 {
             self.configd_lag -= 1;
         } else {
-            self.configd_view = resolver_dir_as_configd_reads_it(&self.root);
+            self.configd_view = resolver_dir_as_configd_reads_it(&self.root, self.net);
         }
-        let mut s = String::from(
-            "DNS configuration\n\nresolver #1\n  search domain[0] : lan\n  nameserver[0] : 192.168.1.1\n  if_index : 6 (en0)\n  flags    : Request A records\n  reach    : 0x00020002 (Reachable,Directly Reachable Address)\n\nresolver #2\n  domain   : local\n  options  : mdns\n  timeout  : 5\n  flags    : Request A records\n  reach    : 0x00000000 (Not Reachable)\n  order    : 300000\n",
-        );
+        // The network's own resolver (none offline), then mDNS's `local`, then the files.
+        let own = match self.net {
+            Net::Offline => None,
+            Net::Ipv6Only => Some("2001:db8::1"),
+            Net::V4 | Net::Dual => Some("192.168.1.1"),
+        };
+        let mut s = String::from("DNS configuration\n");
+        let mut n = 0;
+        let mut next = || {
+            n += 1;
+            n
+        };
+        if let Some(ns) = own {
+            s.push_str(&format!(
+                "\nresolver #{}\n  search domain[0] : lan\n  nameserver[0] : {ns}\n  if_index : 6 (en0)\n  flags    : {}\n  reach    : 0x00020002 (Reachable,Directly Reachable Address)\n",
+                next(),
+                self.net.flags()
+            ));
+        }
+        s.push_str(&format!(
+            "\nresolver #{}\n  domain   : local\n  options  : mdns\n  timeout  : 5\n  flags    : {}\n  reach    : 0x00000000 (Not Reachable)\n  order    : 300000\n",
+            next(),
+            self.net.flags()
+        ));
         let mut all = self.configd_view.clone();
         if self.vpn {
             all.push(vpn_resolver());
         }
-        for (n, r) in (3..).zip(all.iter()) {
-            s.push_str(&block(n, r, false));
+        for r in &all {
+            s.push_str(&block(next(), r, false));
         }
-        s.push_str("\nDNS configuration (for scoped queries)\n\nresolver #1\n  search domain[0] : lan\n  nameserver[0] : 192.168.1.1\n  if_index : 6 (en0)\n  flags    : Scoped, Request A records\n  reach    : 0x00020002 (Reachable,Directly Reachable Address)\n");
+        s.push_str("\nDNS configuration (for scoped queries)\n");
+        if let Some(ns) = own {
+            s.push_str(&format!("\nresolver #1\n  search domain[0] : lan\n  nameserver[0] : {ns}\n  if_index : 6 (en0)\n  flags    : Scoped, {}\n  reach    : 0x00020002 (Reachable,Directly Reachable Address)\n", self.net.flags()));
+        }
         if self.vpn {
             s.push_str(&block(2, &vpn_resolver(), true));
         }
@@ -210,7 +357,7 @@ impl World {
     /// Whether mDNSResponder sends `qname` to the daemon, and the domain of the resolver it picks.
     fn route_of(&mut self, qname: &str) -> (bool, Option<String>) {
         if !self.never_applies {
-            self.applied = resolver_dir_as_configd_reads_it(&self.root);
+            self.applied = resolver_dir_as_configd_reads_it(&self.root, self.net);
         }
         let pick = self
             .applied
@@ -226,19 +373,40 @@ impl World {
         (to_daemon, pick.map(|r| r.domain))
     }
 
-    /// mDNSResponder's choice for `name`: the longest matching domain among unicast resolvers.
+    /// `dscacheutil -q host -a name NAME`: host-by-name with flags 0, so no `SuppressUnusable`.
     fn dscacheutil(&mut self, name: &str) -> Output {
+        match self.resolve(name, false) {
+            Got::Addr(a) => Output::ok_with(&format!("name: {name}\nip_address: {a}\n\n")),
+            Got::Nothing | Got::Unusable => Output::ok_with(""),
+        }
+    }
+
+    /// The in-process getaddrinfo with default hints (`AI_ADDRCONFIG`, so `SuppressUnusable`).
+    fn getaddrinfo(&mut self, name: &str) -> Output {
+        match self.resolve(name, true) {
+            Got::Addr(a) => Output::ok_with(&format!("{a}\n")),
+            Got::Nothing | Got::Unusable => Output::fail(
+                8,
+                &format!("getaddrinfo {name}: nodename nor servname provided, or not known"),
+            ),
+        }
+    }
+
+    /// mDNSResponder's choice for `name`: the longest matching domain among unicast resolvers; an A
+    /// question marked `SuppressUnusable` is answered locally as unusable when that resolver lacks the
+    /// A flag (`mDNSCore/mDNS.c`).
+    fn resolve(&mut self, name: &str, suppress_unusable: bool) -> Got {
         let name = name.trim_end_matches('.').to_ascii_lowercase();
         if self.apply_lag > 0 {
             self.apply_lag -= 1;
         } else if !self.never_applies {
-            self.applied = resolver_dir_as_configd_reads_it(&self.root);
+            self.applied = resolver_dir_as_configd_reads_it(&self.root, self.net);
             if self.vpn {
                 self.applied.insert(0, vpn_resolver());
             }
         }
         if self.cache.contains(&name) {
-            return Output::ok_with("");
+            return Got::Nothing;
         }
         let pick = self
             .applied
@@ -248,6 +416,14 @@ impl World {
             .filter(|r| r.nameserver.is_some() && r.port != 5353)
             .max_by_key(|r| r.domain.len())
             .cloned();
+        if suppress_unusable
+            && !pick
+                .as_ref()
+                .is_some_and(|r| r.flags.contains("Request A records"))
+        {
+            self.unusable.push(name);
+            return Got::Unusable;
+        }
         let to_daemon = pick.as_ref().is_some_and(|r| {
             r.nameserver.as_deref() == Some(&self.daemon.ip().to_string())
                 && r.port == self.daemon.port()
@@ -255,24 +431,32 @@ impl World {
         if !to_daemon {
             self.upstream.push(name.clone());
             self.cache.insert(name);
-            return Output::ok_with("");
+            return Got::Nothing;
         }
         if !name.ends_with(ZONE) {
             self.bump(|c| c.refused += 1);
-            return Output::ok_with("");
+            return Got::Nothing;
         }
         match self.served.get(&name).copied() {
             Some(a) => {
                 self.bump(|c| c.noerror += 1);
-                Output::ok_with(&format!("name: {name}\nip_address: {a}\n\n"))
+                Got::Addr(a)
             }
             None => {
                 self.bump(|c| c.nxdomain += 1);
                 self.cache.insert(name);
-                Output::ok_with("")
+                Got::Nothing
             }
         }
     }
+}
+
+/// What mDNSResponder made of a host lookup.
+enum Got {
+    Addr(Ipv4Addr),
+    Nothing,
+    /// Answered locally: the resolver lacks the A flag.
+    Unusable,
 }
 
 fn write_status(dir: &Path, listen: SocketAddr, counters: CountersSnapshot, stamp: u64) {
@@ -342,6 +526,10 @@ fn lookup(_: SocketAddr, name: &str) -> Result<Option<Ipv4Addr>, String> {
     Ok((name == "meta.pigsty.test").then_some(Ipv4Addr::new(10, 10, 10, 10)))
 }
 
+fn moved_lookup(_: SocketAddr, name: &str) -> Result<Option<Ipv4Addr>, String> {
+    Ok((name == "meta.pigsty.test").then_some(Ipv4Addr::new(10, 10, 12, 10)))
+}
+
 fn req(server: &str) -> Request {
     Request {
         zone: Zone::parse(ZONE).unwrap(),
@@ -374,6 +562,8 @@ impl Mac {
             counters: CountersSnapshot::default(),
             stamp: 0,
             upstream: vec![],
+            unusable: vec![],
+            net: Net::V4,
             served: BTreeMap::from([(
                 "meta.pigsty.test".to_string(),
                 Ipv4Addr::new(10, 10, 10, 10),
@@ -393,6 +583,10 @@ impl Mac {
         let w = world.clone();
         runner.with("/usr/bin/dscacheutil -q host -a ip_address", move |argv| {
             w.borrow_mut().dscacheutil_ip(&argv[5])
+        });
+        let w = world.clone();
+        runner.with(GETADDRINFO, move |argv| {
+            w.borrow_mut().getaddrinfo(&argv[1])
         });
         runner.always("/usr/bin/dscacheutil -flushcache", Output::ok_with(""));
         runner.always("/usr/bin/killall -HUP mDNSResponder", Output::ok_with(""));
@@ -502,7 +696,7 @@ fn macos_resolver() {
     assert!(out.starts_with("installed:"), "{out}");
     let c = m.file("/etc/resolver/pigsty.test").unwrap();
     assert!(
-        c.ends_with("\ndomain pigsty.test\nnameserver 127.0.0.1\nport 5354\n"),
+        c.ends_with("\ndomain pigsty.test\nnameserver 127.0.0.1\nport 5354\nflags a\n"),
         "{c}"
     );
     assert!(c.starts_with(files::MARKER));
@@ -516,6 +710,7 @@ fn macos_resolver() {
         "ok  scope: scutil --dns lists resolver #3: nameserver 127.0.0.1, port 5354",
         "ok  lookup reaches the daemon: dscacheutil -q host -a name pigsty-dns-route-check-",
         "ok  dscacheutil: dscacheutil -q host -a name meta.pigsty.test: 10.10.10.10",
+        "ok  getaddrinfo: getaddrinfo(meta.pigsty.test), default hints: 10.10.10.10",
         "ok  unrelated name stays away",
     ] {
         assert!(out.contains(want), "{want} in {out}");
@@ -525,7 +720,10 @@ fn macos_resolver() {
     // Root-run helpers by absolute path only (under sudo PATH is the user's).
     let lines = m.runner.lines();
     assert!(
-        m.runner.calls.iter().all(|c| c[0].starts_with('/')),
+        m.runner
+            .calls
+            .iter()
+            .all(|c| c[0].starts_with('/') || c[0] == GETADDRINFO),
         "{lines:?}"
     );
     for want in [
@@ -552,6 +750,72 @@ fn macos_resolver() {
     assert!(out.contains("ok  route gone"), "{out}");
     assert!(m.tree().is_empty(), "left behind: {:?}", m.tree());
     assert!(m.uninstall().unwrap().contains("nothing to uninstall"));
+}
+
+// ---------------------------------------------------------------- the A flag
+
+/// Offline or on an IPv6-only network configd gives a file without `flags` no A flag; the route's
+/// `flags a` keeps it, so getaddrinfo (curl, Safari) resolves the zone on every network.
+#[test]
+fn the_route_resolves_offline_and_on_ipv6_only_networks() {
+    for net in [Net::Offline, Net::Ipv6Only, Net::Dual] {
+        let mut m = Mac::new();
+        m.world.borrow_mut().net = net;
+        let out = m.install(DAEMON).unwrap();
+        assert!(
+            out.contains("ok  scope: scutil --dns lists resolver #")
+                && out.contains("port 5354, flags Request A records for domain pigsty.test"),
+            "{net:?}: {out}"
+        );
+        assert!(
+            out.contains(
+                "ok  getaddrinfo: getaddrinfo(meta.pigsty.test), default hints: 10.10.10.10"
+            ),
+            "{net:?}: {out}"
+        );
+        assert!(m.world.borrow().unusable.is_empty(), "{net:?}");
+        assert!(!m.status().contains("FAIL"), "{net:?}: {}", m.status());
+    }
+}
+
+/// A route file without the `flags` line (as releases before it wrote): offline, configd lists it with
+/// no flags; dscacheutil still answers, getaddrinfo does not, and both the scope and the getaddrinfo
+/// check say so.
+#[test]
+fn a_route_file_without_the_a_flag_fails_offline_though_dscacheutil_answers() {
+    let mut m = Mac::new();
+    m.install(DAEMON).unwrap();
+    m.world.borrow_mut().net = Net::Offline;
+    let p = m.root().join("etc/resolver/pigsty.test");
+    let old = files::wrap(
+        "macos-resolver",
+        None,
+        "domain pigsty.test\nnameserver 127.0.0.1\nport 5354\n",
+    );
+    std::fs::write(&p, &old).unwrap();
+    let mut j = journal::read(&m.jdir()).unwrap().unwrap();
+    j.files[0].sha256 = pigsty_dns::digest::sha256_hex(old.as_bytes());
+    journal::write(&m.jdir(), &j).unwrap();
+    let text = m.status();
+    assert!(
+        text.contains("FAIL scope: scutil --dns lists resolver #")
+            && text.contains("without `Request A records`")
+            && text.contains("`flags a` line"),
+        "{text}"
+    );
+    // The two lookups themselves: mDNSResponder answers dscacheutil (flags 0), not getaddrinfo.
+    let out = m.world.borrow_mut().getaddrinfo("meta.pigsty.test");
+    assert!(!out.ok(), "{out:?}");
+    let out = m.world.borrow_mut().dscacheutil("meta.pigsty.test");
+    assert!(out.stdout.contains("ip_address: 10.10.10.10"), "{out:?}");
+    // Installing again writes the line and the route works offline.
+    let out = m.install(DAEMON).unwrap();
+    assert!(out.contains("ok  getaddrinfo"), "{out}");
+    assert!(
+        m.file("/etc/resolver/pigsty.test")
+            .unwrap()
+            .ends_with("flags a\n")
+    );
 }
 
 // ---------------------------------------------------------------- refusals before anything is written
@@ -965,7 +1229,7 @@ fn macos_routes_the_reverse_zone_in_a_second_resolver_file() {
     // Same format and marker as the zone's file.
     assert!(rev.starts_with(files::MARKER), "{rev}");
     assert!(
-        rev.ends_with("\ndomain 10.10.10.in-addr.arpa\nnameserver 127.0.0.1\nport 5354\n"),
+        rev.ends_with("\ndomain 10.10.10.in-addr.arpa\nnameserver 127.0.0.1\nport 5354\nflags a\n"),
         "{rev}"
     );
     assert_eq!(
@@ -1075,10 +1339,10 @@ fn macos_a_moved_24_is_drift_and_install_moves_the_reverse_file() {
         )),
         "{plan}"
     );
-    // (The scripted lookup fn answers meta at 10.10.10.10: no name checks against the moved set.)
+    // The daemon answers meta at its moved address now.
     let out = m
         .ctx_do(|c| {
-            c.check_name = None;
+            c.lookup_a = &moved_lookup;
             route::install(c, &req(DAEMON), false, true).map(|r| r.render(false))
         })
         .unwrap();
