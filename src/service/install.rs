@@ -102,13 +102,14 @@ fn launchd_steps(
         )
     })?;
     let path = launchd::plist_path(&host.home);
-    let content = render::launchd(spec, &launchd::log_dir(&host.home)).map_err(render_err)?;
+    let content = render::launchd(spec, &launchd::log_dir(&host.home), session.session_type())
+        .map_err(render_err)?;
     let loaded = launchd::loaded_in(host.runner, host.uid);
     notes.push(format!(
         "the agent loads into {} (launchctl managername)",
         session.name()
     ));
-    Ok(launchd::install_steps(session, &path, content, loaded))
+    Ok(launchd::install_steps(session, &path, content, &loaded))
 }
 
 /// The systemd unit (user, or system with `--user`) and the systemctl calls that install it.

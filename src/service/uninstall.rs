@@ -26,6 +26,14 @@ pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Report, AppEr
         if let Some(p) = purge_target(&dir)? {
             steps.push(Action::Purge { path: p });
         }
+        if host.manager() == Manager::Launchd {
+            let logs = launchd::log_files(&host.home);
+            steps.extend(
+                logs.into_iter()
+                    .filter(|l| l.symlink_metadata().is_ok())
+                    .map(|path| Action::Remove { path }),
+            );
+        }
     } else if dir.exists() {
         notes.push(format!(
             "kept the records in {} (--purge removes them)",
@@ -93,11 +101,11 @@ fn unit_steps(
     notes: &mut Vec<String>,
 ) -> bool {
     let unit = host.unit_file(system);
-    let present = unit.path.exists() || unit.loaded.is_some();
+    let present = unit.path.exists() || !unit.loaded.is_empty();
     if present {
         steps.extend(match host.manager() {
             Manager::Systemd => systemd::uninstall_steps(system, &unit.path),
-            Manager::Launchd => launchd::uninstall_steps(&unit.path, unit.loaded),
+            Manager::Launchd => launchd::uninstall_steps(&unit.path, &unit.loaded),
         });
     } else {
         notes.push(format!(
