@@ -17,6 +17,8 @@ use super::live::Live;
 use crate::status_file::{self, CountersSnapshot, Status};
 use crate::sys::argv;
 
+mod mac;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
     pub check: String,
@@ -224,8 +226,8 @@ fn name_checks(
         v.push(resolvectl_forward(ctx, name, want, wait));
     }
     if adapter == AdapterName::MacosResolver {
-        v.push(dscacheutil_forward(ctx, name, want, wait));
-        v.push(getaddrinfo_forward(ctx, name, want, wait));
+        v.push(mac::dscacheutil_forward(ctx, name, want, wait));
+        v.push(mac::getaddrinfo_forward(ctx, name, want, wait));
     } else {
         v.push(getent_forward(ctx, name, want, wait));
     }
@@ -265,47 +267,6 @@ fn resolvectl_forward(ctx: &mut Ctx<'_>, name: &str, want: Ipv4Addr, wait: Durat
                 "resolvectl query {name}: {} (want {want})",
                 out.summary()
             )),
-        }
-    })
-}
-
-fn dscacheutil_forward(ctx: &mut Ctx<'_>, name: &str, want: Ipv4Addr, wait: Duration) -> Check {
-    let line = format!("ip_address: {want}");
-    polled("dscacheutil", wait, || {
-        let out = dscacheutil(ctx, name);
-        if out.ok() && out.stdout.lines().any(|l| l.trim() == line) {
-            Ok(format!("dscacheutil -q host -a name {name}: {want}"))
-        } else {
-            Err(format!(
-                "dscacheutil -q host -a name {name}: {} (want {want})",
-                if out.ok() && out.stdout.trim().is_empty() {
-                    "no address".to_string()
-                } else {
-                    out.summary()
-                }
-            ))
-        }
-    })
-}
-
-/// The served name through getaddrinfo with default hints, in this process: unlike dscacheutil (flags
-/// 0 on its host-by-name path) it asks with `AI_ADDRCONFIG`, so it fails, as curl and Safari do, when
-/// the route's resolver lacks the A flag.
-fn getaddrinfo_forward(ctx: &mut Ctx<'_>, name: &str, want: Ipv4Addr, wait: Duration) -> Check {
-    let want_s = want.to_string();
-    polled("getaddrinfo", wait, || {
-        let out = ctx.runner.getaddrinfo(name);
-        if out.ok() && out.stdout.lines().any(|l| l.trim() == want_s) {
-            Ok(format!("getaddrinfo({name}), default hints: {want}"))
-        } else {
-            Err(format!(
-                "getaddrinfo({name}), default hints: {} (want {want})",
-                if out.ok() {
-                    "no IPv4 address".to_string()
-                } else {
-                    out.summary()
-                }
-            ))
         }
     })
 }
@@ -444,19 +405,6 @@ pub fn refused_count(status_file: &Path) -> Result<u64, String> {
     server_status(status_file).map(|s| s.counters.refused)
 }
 
-/// A host lookup through mDNSResponder, the way every macOS program's getaddrinfo goes (there is no
-/// getent on macOS; dig and nslookup bypass /etc/resolver).
-fn dscacheutil(ctx: &mut Ctx<'_>, name: &str) -> crate::sys::Output {
-    ctx.runner.run(&argv(&[
-        macos::DSCACHEUTIL,
-        "-q",
-        "host",
-        "-a",
-        "name",
-        name,
-    ]))
-}
-
 fn random_label() -> String {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -470,65 +418,23 @@ fn status_stamp(status_file: &Path) -> Option<String> {
     server_status(status_file).ok().map(|s| s.updated)
 }
 
-/// The counters as of a status write that happened after this call: waits (up to `wait`) for the
-/// server to rewrite the file, so they include every query answered before the call.
-fn fresh_counters(status_file: &Path, wait: Duration) -> Result<CountersSnapshot, String> {
+/// The status as of a write that happened after this call: waits (up to `wait`) for the server to
+/// rewrite the file, so it includes every query answered before the call.
+fn fresh_status(status_file: &Path, wait: Duration) -> Result<Status, String> {
     let first = status_stamp(status_file);
     let deadline = std::time::Instant::now() + wait;
     while std::time::Instant::now() < deadline && status_stamp(status_file) == first {
         std::thread::sleep(Duration::from_millis(100));
     }
-    server_status(status_file).map(|s| s.counters)
+    server_status(status_file)
+}
+
+fn fresh_counters(status_file: &Path, wait: Duration) -> Result<CountersSnapshot, String> {
+    fresh_status(status_file, wait).map(|s| s.counters)
 }
 
 fn fresh_refused_count(status_file: &Path, wait: Duration) -> Result<u64, String> {
     fresh_counters(status_file, wait).map(|c| c.refused)
-}
-
-/// Queries of the zone the daemon answered (a name, or NXDOMAIN for a name it does not have).
-fn zone_answers(c: &CountersSnapshot) -> u64 {
-    c.noerror + c.nxdomain
-}
-
-/// macOS: a fresh random name under the zone, looked up through mDNSResponder, must move the daemon's
-/// answer counters — the proof that the route answered, not a cache or another resolver. Polled with
-/// a new name each time (mDNSResponder applies a change after ~25 ms, and caches what it got before).
-fn zone_lookup_reaches_daemon(ctx: &mut Ctx<'_>, p: &Params, status_file: &Path) -> Check {
-    const NAME: &str = "lookup reaches the daemon";
-    let wait = ctx.status_wait;
-    let before = match fresh_counters(status_file, wait) {
-        Ok(c) => zone_answers(&c),
-        Err(e) => return check(NAME, false, e),
-    };
-    let mut tried = 0;
-    let r = poll(ctx.settle, || {
-        let name = format!("{}.{}", random_label(), p.zone);
-        tried += 1;
-        let out = dscacheutil(ctx, &name);
-        let after = zone_answers(&fresh_counters(status_file, wait)?);
-        if after > before {
-            Ok(format!(
-                "dscacheutil -q host -a name {name} reached the daemon: its answer counters went {before} -> {after}"
-            ))
-        } else {
-            Err(format!(
-                "dscacheutil -q host -a name {name} ({}) did not reach the daemon at {}: its answer counters stayed at {before}",
-                if out.ok() { "ok".into() } else { out.summary() },
-                p.server
-            ))
-        }
-    });
-    match r {
-        Ok(d) => check(NAME, true, d),
-        Err(e) => check(
-            NAME,
-            false,
-            format!(
-                "{e} ({tried} fresh name(s) tried): mDNSResponder sends {} somewhere else",
-                p.zone
-            ),
-        ),
-    }
 }
 
 /// A random name outside the zone, looked up through the native path, must leave REFUSED alone.
@@ -542,7 +448,7 @@ fn refused_unchanged(ctx: &mut Ctx<'_>, adapter: AdapterName, status_file: &Path
         ctx.runner
             .run(&argv(&["resolvectl", "--cache=no", "query", &name]));
     } else if adapter == AdapterName::MacosResolver {
-        dscacheutil(ctx, &name);
+        mac::dscacheutil(ctx, &name);
     } else {
         ctx.runner.run(&argv(&["getent", "ahostsv4", &name]));
     }
@@ -583,14 +489,7 @@ pub fn after_apply(
         v.push(soa_through_resolved(ctx, &p.zone, serial, wait));
     }
     if adapter == AdapterName::MacosResolver {
-        v.push(match ctx.status_file.clone() {
-            Some(sf) => zone_lookup_reaches_daemon(ctx, p, &sf),
-            None => check(
-                "lookup reaches the daemon",
-                false,
-                "no status file of the daemon to read its counters from: give --state-dir",
-            ),
-        });
+        v.extend(mac::lookups_reach_daemon(ctx, p, live));
     }
     match served_name(ctx, adapter, live) {
         Some(name) => v.extend(name_checks(ctx, adapter, p, &name, live, wait)),

@@ -81,6 +81,15 @@ struct World {
     /// Names mDNSResponder answered from its cache.
     cache: BTreeSet<String>,
     counters: CountersSnapshot,
+    /// The daemon's last NXDOMAIN names (its ring of 16), as its status file lists them.
+    nx_names: Vec<String>,
+    /// A daemon from before that list: its status file has none.
+    old_server: bool,
+    /// Another client on the Mac: each lookup that does not reach the daemon is met by one of its
+    /// queries that does (NXDOMAIN for a name of its own).
+    other_client: bool,
+    /// Reverse lookups mDNSResponder still sends elsewhere (and caches as negative).
+    reverse_lag: usize,
     stamp: u64,
     /// Names sent to the default (upstream) resolver.
     upstream: Vec<String>,
@@ -318,7 +327,31 @@ impl World {
     fn bump(&mut self, f: impl FnOnce(&mut CountersSnapshot)) {
         f(&mut self.counters);
         self.stamp += 1;
-        write_status(&self.status_dir, self.daemon, self.counters, self.stamp);
+        let names = (!self.old_server).then(|| self.nx_names.clone());
+        write_status(
+            &self.status_dir,
+            self.daemon,
+            self.counters,
+            self.stamp,
+            names,
+        );
+    }
+
+    /// The daemon answers NXDOMAIN for `qname` (and keeps the name in its ring).
+    fn nxdomain(&mut self, qname: &str) {
+        self.nx_names.push(qname.to_string());
+        if self.nx_names.len() > 16 {
+            self.nx_names.remove(0);
+        }
+        self.bump(|c| c.nxdomain += 1);
+    }
+
+    /// What the other client's query does to the daemon when it is on.
+    fn other_client_asks(&mut self) {
+        if self.other_client {
+            let n = self.stamp;
+            self.nxdomain(&format!("printer-{n}.pigsty.test"));
+        }
     }
 
     /// `dscacheutil -q host -a ip_address ADDR`: mDNSResponder asks for the PTR of
@@ -329,9 +362,15 @@ impl World {
         };
         let [o1, o2, o3, o4] = a.octets();
         let qname = format!("{o4}.{o3}.{o2}.{o1}.in-addr.arpa");
+        if self.cache.contains(&qname) {
+            return Output::ok_with("");
+        }
         let (to_daemon, domain) = self.route_of(&qname);
-        if !to_daemon {
-            self.upstream.push(qname);
+        if !to_daemon || self.reverse_lag > 0 {
+            self.reverse_lag = self.reverse_lag.saturating_sub(1);
+            self.upstream.push(qname.clone());
+            self.cache.insert(qname);
+            self.other_client_asks();
             return Output::ok_with("");
         }
         let reverse_zone = self.ptrs.keys().next().map(|k| {
@@ -348,7 +387,8 @@ impl World {
                 Output::ok_with(&format!("name: {n}\nip_address: {a}\n\n"))
             }
             None => {
-                self.bump(|c| c.nxdomain += 1);
+                self.nxdomain(&qname);
+                self.cache.insert(qname);
                 Output::ok_with("")
             }
         }
@@ -416,12 +456,11 @@ impl World {
             .filter(|r| r.nameserver.is_some() && r.port != 5353)
             .max_by_key(|r| r.domain.len())
             .cloned();
-        if suppress_unusable
-            && !pick
-                .as_ref()
-                .is_some_and(|r| r.flags.contains("Request A records"))
-        {
+        // No resolver of its own: the default one, with the network's flags.
+        let flags = pick.as_ref().map_or(self.net.flags(), |r| r.flags.as_str());
+        if suppress_unusable && !flags.contains("Request A records") {
             self.unusable.push(name);
+            self.other_client_asks();
             return Got::Unusable;
         }
         let to_daemon = pick.as_ref().is_some_and(|r| {
@@ -431,6 +470,7 @@ impl World {
         if !to_daemon {
             self.upstream.push(name.clone());
             self.cache.insert(name);
+            self.other_client_asks();
             return Got::Nothing;
         }
         if !name.ends_with(ZONE) {
@@ -443,7 +483,7 @@ impl World {
                 Got::Addr(a)
             }
             None => {
-                self.bump(|c| c.nxdomain += 1);
+                self.nxdomain(&name);
                 self.cache.insert(name);
                 Got::Nothing
             }
@@ -459,7 +499,13 @@ enum Got {
     Unusable,
 }
 
-fn write_status(dir: &Path, listen: SocketAddr, counters: CountersSnapshot, stamp: u64) {
+fn write_status(
+    dir: &Path,
+    listen: SocketAddr,
+    counters: CountersSnapshot,
+    stamp: u64,
+    nxdomain_names: Option<Vec<String>>,
+) {
     std::fs::create_dir_all(dir).unwrap();
     status_file::write(
         dir,
@@ -484,6 +530,7 @@ fn write_status(dir: &Path, listen: SocketAddr, counters: CountersSnapshot, stam
             follow: None,
             last_error: None,
             counters,
+            nxdomain_names,
         },
     )
     .unwrap();
@@ -547,7 +594,13 @@ impl Mac {
         let root = tempfile::tempdir().unwrap();
         let state = tempfile::tempdir().unwrap();
         let daemon: SocketAddr = DAEMON.parse().unwrap();
-        write_status(state.path(), daemon, CountersSnapshot::default(), 0);
+        write_status(
+            state.path(),
+            daemon,
+            CountersSnapshot::default(),
+            0,
+            Some(vec![]),
+        );
         let world = Rc::new(RefCell::new(World {
             root: root.path().to_path_buf(),
             status_dir: state.path().to_path_buf(),
@@ -560,6 +613,10 @@ impl Mac {
             vpn: false,
             cache: BTreeSet::new(),
             counters: CountersSnapshot::default(),
+            nx_names: vec![],
+            old_server: false,
+            other_client: false,
+            reverse_lag: 0,
             stamp: 0,
             upstream: vec![],
             unusable: vec![],
@@ -682,6 +739,22 @@ impl Mac {
             .map(|c| c[5].clone())
             .collect()
     }
+    fn getaddrinfo_names(&self) -> Vec<String> {
+        self.runner
+            .calls
+            .iter()
+            .filter(|c| c[0] == GETADDRINFO)
+            .map(|c| c[1].clone())
+            .collect()
+    }
+    fn reverse_probes(&self) -> Vec<String> {
+        self.runner
+            .calls
+            .iter()
+            .filter(|c| c.len() == 6 && c[4] == "ip_address" && c[5] != "10.10.10.10")
+            .map(|c| c[5].clone())
+            .collect()
+    }
     fn counters(&self) -> CountersSnapshot {
         status_file::read(self.state.path()).unwrap().counters
     }
@@ -708,7 +781,8 @@ fn macos_resolver() {
     );
     for want in [
         "ok  scope: scutil --dns lists resolver #3: nameserver 127.0.0.1, port 5354",
-        "ok  lookup reaches the daemon: dscacheutil -q host -a name pigsty-dns-route-check-",
+        "ok  lookup reaches the daemon: getaddrinfo(pigsty-dns-route-check-",
+        ".pigsty.test itself (status.json nxdomain_names)",
         "ok  dscacheutil: dscacheutil -q host -a name meta.pigsty.test: 10.10.10.10",
         "ok  getaddrinfo: getaddrinfo(meta.pigsty.test), default hints: 10.10.10.10",
         "ok  unrelated name stays away",
@@ -917,6 +991,7 @@ fn without_the_daemons_status_file_install_refuses_before_writing() {
         "127.0.0.1:5399".parse().unwrap(),
         CountersSnapshot::default(),
         0,
+        Some(vec![]),
     );
     let e = m.install(DAEMON).unwrap_err();
     assert_eq!(e.class, Class::Usage);
@@ -931,7 +1006,7 @@ fn without_the_daemons_status_file_install_refuses_before_writing() {
 // ---------------------------------------------------------------- verification through mDNSResponder
 
 #[test]
-fn verification_polls_dscacheutil_with_fresh_names_until_the_counters_move() {
+fn verification_polls_getaddrinfo_with_fresh_names_until_the_daemon_names_one() {
     let mut m = Mac::new();
     // mDNSResponder answers the first two lookups with its old configuration (and caches them).
     m.world.borrow_mut().apply_lag = 2;
@@ -939,7 +1014,7 @@ fn verification_polls_dscacheutil_with_fresh_names_until_the_counters_move() {
     let out = m.install(DAEMON).unwrap();
     assert!(out.contains("ok  lookup reaches the daemon"), "{out}");
     let zone_names: Vec<String> = m
-        .dscacheutil_names()
+        .getaddrinfo_names()
         .into_iter()
         .filter(|n| n.starts_with("pigsty-dns-route-check-") && n.ends_with(".pigsty.test"))
         .collect();
@@ -962,6 +1037,75 @@ fn verification_polls_dscacheutil_with_fresh_names_until_the_counters_move() {
         upstream.len(),
         2,
         "answered with the old configuration: {upstream:?}"
+    );
+}
+
+/// Another client's queries move the counters while our lookups go elsewhere: that is no proof, only
+/// the daemon naming our probe is. (A server from before `nxdomain_names` is judged by its counters,
+/// and the detail says how weak that is.)
+#[test]
+fn another_clients_queries_do_not_pass_for_ours() {
+    let mut m = Mac::new();
+    {
+        let mut w = m.world.borrow_mut();
+        w.never_applies = true;
+        w.other_client = true;
+    }
+    m.settle = Duration::from_millis(500);
+    let e = m.install(DAEMON).unwrap_err();
+    assert!(
+        e.message.contains("lookup reaches the daemon")
+            && e.message
+                .contains("it answered no NXDOMAIN for pigsty-dns-route-check-"),
+        "{}",
+        e.message
+    );
+    assert!(m.counters().nxdomain >= 1, "the counters did move");
+    assert!(m.tree().is_empty(), "undone: {:?}", m.tree());
+    // An old server: the counters are all there is.
+    let mut m = Mac::new();
+    m.world.borrow_mut().old_server = true;
+    let out = m.install(DAEMON).unwrap();
+    assert!(
+        out.contains("ok  lookup reaches the daemon")
+            && out.contains("a server from before nxdomain_names"),
+        "{out}"
+    );
+}
+
+/// The reverse zone's probe: the PTR of an unused address of the /24, a fresh one each poll (the
+/// negative answers mDNSResponder cached are per name), named by the daemon.
+#[test]
+fn the_reverse_probe_asks_a_fresh_unused_address_each_poll() {
+    let mut m = Mac::new().with_generation(META_10);
+    m.world.borrow_mut().reverse_lag = 2;
+    m.settle = Duration::from_secs(5);
+    let out = m.install(DAEMON).unwrap();
+    assert!(
+        out.contains(
+            "ok  reverse lookup reaches the daemon: dscacheutil -q host -a ip_address 10.10.10."
+        ) && out.contains(".10.10.10.in-addr.arpa itself (status.json nxdomain_names)"),
+        "{out}"
+    );
+    let asked = m.reverse_probes();
+    assert!(asked.len() >= 3, "{asked:?}");
+    let distinct: BTreeSet<&String> = asked.iter().collect();
+    assert_eq!(distinct.len(), asked.len(), "fresh each poll: {asked:?}");
+    assert!(
+        asked.iter().all(|a| a.starts_with("10.10.10.")),
+        "{asked:?}"
+    );
+    // Never answered by the daemon: the check fails and names the reverse zone.
+    let mut m = Mac::new().with_generation(META_10);
+    m.world.borrow_mut().reverse_lag = 1000;
+    m.settle = Duration::from_millis(500);
+    let e = m.install(DAEMON).unwrap_err();
+    assert!(
+        e.message.contains("reverse lookup reaches the daemon")
+            && e.message
+                .contains("mDNSResponder sends 10.10.10.in-addr.arpa somewhere else"),
+        "{}",
+        e.message
     );
 }
 
@@ -1457,4 +1601,58 @@ fn another_resolver_for_the_reverse_zone_makes_install_refuse() {
         e.message
     );
     assert_eq!(m.tree(), before, "nothing written");
+}
+
+// ---------------------------------------------------------------- the daemon's own evidence
+
+/// The real daemon lists the names it answered NXDOMAIN (the probe's evidence) in its status file at
+/// the next counter flush; names it has are not listed.
+#[test]
+fn the_real_daemon_lists_the_names_it_answered_nxdomain() {
+    use crate::util::{BIN, stop};
+    use std::process::{Command, Stdio};
+    let state = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(state.path())
+        .env_remove("PIGSTY_DNS_LISTEN")
+        .env_remove("PIGSTY_DNS_STATE_DIR")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let wait_for = |f: &dyn Fn(&Status) -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(s) = status_file::read(state.path()).filter(|s| f(s)) {
+                return Some(s);
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let pid = child.id();
+    let started = wait_for(&|s| s.pid == pid);
+    let Some(s) = started else {
+        stop(&mut child, Duration::ZERO, false);
+        panic!("serve did not start");
+    };
+    assert_eq!(s.nxdomain_names, Some(vec![]));
+    let port = s.listen[0].port().to_string();
+    let probe = "Pigsty-DNS-Route-Check-77.pigsty.test";
+    for name in [probe, "pigsty.test"] {
+        let out = Command::new("dig")
+            .args(["@127.0.0.1", "-p", &port, "+tries=1", "+time=2", name, "A"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let listed = wait_for(&|s| s.nxdomain_names.as_ref().is_some_and(|n| !n.is_empty()));
+    stop(&mut child, Duration::ZERO, false);
+    assert_eq!(
+        listed.and_then(|s| s.nxdomain_names),
+        Some(vec!["pigsty-dns-route-check-77.pigsty.test".to_string()])
+    );
 }
