@@ -101,7 +101,7 @@ fn old_port_item(a: AdapterName, server: SocketAddr) -> Option<Item> {
 
 /// macOS: other resolvers for the zone (another /etc/resolver file, a VPN's split DNS).
 fn claimants_item(ctx: &mut Ctx<'_>, zone: &str) -> Item {
-    let claims = dnsinfo::claimants(&ctx.root, ctx.runner, zone);
+    let claims = dnsinfo::route_claimants(&ctx.root, ctx.runner, zone);
     if claims.is_empty() {
         item(
             "other resolvers",

@@ -1656,3 +1656,118 @@ fn the_real_daemon_lists_the_names_it_answered_nxdomain() {
         Some(vec!["pigsty-dns-route-check-77.pigsty.test".to_string()])
     );
 }
+
+// ---------------------------------------------------------------- other claimants, read as configd reads them
+
+/// A resolver for a name under the zone takes that subtree (the longest domain wins): a claimant too,
+/// at install and in status — for the reverse zone as well as the zone.
+#[test]
+fn resolvers_for_subdomains_of_either_zone_are_claimants() {
+    let mut m = Mac::new();
+    m.put("/etc/resolver/db.pigsty.test", "nameserver 10.1.2.3\n");
+    let e = m.install(DAEMON).unwrap_err();
+    assert_eq!(e.class, Class::Conflict, "{e:?}");
+    assert!(
+        e.message.contains("/etc/resolver/db.pigsty.test")
+            && e.message.contains("inside pigsty.test"),
+        "{}",
+        e.message
+    );
+    assert!(
+        m.status()
+            .contains("FAIL other resolvers: /etc/resolver/db.pigsty.test")
+    );
+    // Installed with the reverse zone; then resolvers appear for it and for one name under it.
+    let mut m = Mac::new().with_generation(META_10);
+    m.install(DAEMON).unwrap();
+    assert!(!m.status().contains("FAIL"), "{}", m.status());
+    m.put(
+        "/etc/resolver/corp-reverse",
+        "domain 10.10.10.in-addr.arpa\nnameserver 10.1.2.3\n",
+    );
+    m.put(
+        "/etc/resolver/one-ptr",
+        "domain 10.10.10.10.in-addr.arpa\nnameserver 10.1.2.4\n",
+    );
+    let text = m.status();
+    let line = text
+        .lines()
+        .find(|l| l.contains("other resolvers"))
+        .unwrap_or_default();
+    assert!(
+        line.starts_with("FAIL")
+            && line.contains("/etc/resolver/corp-reverse")
+            && line.contains("/etc/resolver/one-ptr")
+            && line.contains("inside 10.10.10.in-addr.arpa"),
+        "{text}"
+    );
+}
+
+/// configd splits on every single blank and strips only `\n`: a line with leading whitespace, a
+/// `domain` with two blanks before its value and a CRLF file claim nothing — the zone installs beside
+/// them — while a tab-separated, upper-case, dotted `domain` line does claim it.
+#[test]
+fn claimants_are_found_exactly_as_configd_reads_the_files() {
+    let mut m = Mac::new();
+    m.put(
+        "/etc/resolver/indented",
+        " domain pigsty.test\nnameserver 10.1.2.3\n",
+    );
+    m.put(
+        "/etc/resolver/two-blanks",
+        "domain  pigsty.test\nnameserver 10.1.2.3\n",
+    );
+    m.put(
+        "/etc/resolver/crlf",
+        "domain pigsty.test\r\nnameserver 10.1.2.3\r\n",
+    );
+    let out = m.install(DAEMON).unwrap();
+    assert!(out.starts_with("installed:"), "{out}");
+    assert!(
+        m.status()
+            .contains("ok   other resolvers: no other resolver claims pigsty.test"),
+        "{}",
+        m.status()
+    );
+    m.uninstall().unwrap();
+    let mut m = Mac::new();
+    m.put(
+        "/etc/resolver/tabbed",
+        "DOMAIN\tpigsty.test.\nnameserver 10.1.2.3\nport 0x14eb\n",
+    );
+    let e = m.install(DAEMON).unwrap_err();
+    assert!(
+        e.message.contains("/etc/resolver/tabbed")
+            && e.message.contains("its `domain pigsty.test` line")
+            && e.message.contains("port 5355"),
+        "{}",
+        e.message
+    );
+}
+
+/// An interrupted write's temporary file is found for any zone, not only the default one.
+#[test]
+fn stale_temporary_files_of_another_zone_are_found_and_removed() {
+    let mut m = Mac::new();
+    let marked = files::wrap(
+        "macos-resolver",
+        None,
+        "domain corp.test\nnameserver 127.0.0.1\nport 5354\nflags a\n",
+    );
+    let live = m.put("/etc/resolver/.corp.test.pigsty-dns-tmp.4242", &marked);
+    let cut = m.put("/private/etc/.corp.test.pigsty-dns-tmp.77", &marked);
+    let mut r = req(DAEMON);
+    r.zone = Zone::parse("corp.test").unwrap();
+    let e = m
+        .ctx_do(|c| route::install(c, &r, false, true).map(|_| ()))
+        .unwrap_err();
+    assert_eq!(e.class, Class::Conflict);
+    assert!(
+        e.message.contains(".corp.test.pigsty-dns-tmp.4242")
+            && e.message.contains("interrupted pigsty-dns write"),
+        "{}",
+        e.message
+    );
+    m.uninstall().unwrap();
+    assert!(!live.exists() && !cut.exists(), "{:?}", m.tree());
+}

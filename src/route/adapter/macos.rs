@@ -30,6 +30,17 @@ pub const KILLALL: &str = "/usr/bin/killall";
 /// go to the daemon only to come back empty, where mDNSResponder now answers it at once.
 pub const FLAGS: &str = "a";
 
+/// A temporary file of an atomic write of a resolver file, for any zone: `.<zone>.pigsty-dns-tmp.<pid>`
+/// (`sys::fs::temp_prefix`). Ours only when it also carries the ownership marker.
+pub fn is_temp_name(name: &str) -> bool {
+    let marker = crate::sys::fs::temp_prefix(std::path::Path::new("x"));
+    let infix = &marker[".x".len()..];
+    name.starts_with('.')
+        && name.split_once(infix).is_some_and(|(zone, pid)| {
+            zone.len() > 1 && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+        })
+}
+
 pub fn path_for(zone: &str) -> String {
     format!("{DIR}/{zone}")
 }
