@@ -184,7 +184,11 @@ fn probe(
         Err(e) => check(
             label,
             false,
-            format!("{e} ({tried} fresh name(s) tried): mDNSResponder sends {zone} somewhere else"),
+            format!(
+                "{e} ({tried} fresh name(s) tried): mDNSResponder sends {zone} somewhere else; with the \
+                 route's block listed, something may bypass /etc/resolver: encrypted DNS the network \
+                 designates (DHCP DNR, DDR), a DNS proxy app (NEDNSProxy) or iCloud Private Relay"
+            ),
         ),
     }
 }
