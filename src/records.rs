@@ -5,7 +5,7 @@ use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::inventory::{Host, InputError, Inventory, Named};
+use crate::inventory::{Host, InputError, Inventory, Named, VmHost};
 use crate::name::{self, Zone};
 
 mod diff;
@@ -68,36 +68,10 @@ impl RecordSet {
 
     /// [`RecordSet::build`] that moves the sources out of the inventory instead of copying them.
     pub fn from_inventory(mut inv: Inventory, zone: &Zone) -> Result<RecordSet, InputError> {
-        let managed: Vec<&Host> = inv.hosts.iter().filter(|h| !h.skip).collect();
-        let Some(first) = managed.first() else {
-            return Err(InputError::new(
-                "all",
-                "has no managed host: every host has vm_skip: true",
-                "leave at least one host without vm_skip",
-            ));
-        };
-        let net = Net::of(first)?;
-        for h in &managed {
-            net.check(h.address, &h.origin, "host")?;
-        }
-        for v in &inv.vm_hosts {
-            net.check(v.address, &v.source, "vm_hosts address")?;
-        }
-        let mut seen_vm: HashMap<Ipv4Addr, &str> = HashMap::new();
-        for v in &inv.vm_hosts {
-            if let Some(prev) = seen_vm.insert(v.address, &v.source) {
-                return Err(InputError::new(
-                    &v.source,
-                    format!("{} is listed again (first at {prev})", v.address),
-                    "merge the names into one vm_hosts entry per address",
-                ));
-            }
-        }
-
+        let managed_count = check_addresses_of(&inv)?;
         // Every mention in input order, and its source at the same index; checked per name here, then
         // sorted once by key for merging and conflicts (a BTreeMap insert per name cost more than the
         // rest of the rules together). Sized up front: at 100,000 names these are the largest arrays.
-        let managed_count = managed.len();
         let total = inv
             .hosts
             .iter()
@@ -107,69 +81,15 @@ impl RecordSet {
             + inv.vm_hosts.iter().map(|v| v.names.len()).sum::<usize>();
         let mut mentions: Vec<Mention<'_>> = Vec::with_capacity(total);
         let mut sources: Vec<String> = Vec::with_capacity(total);
-        let mut stopped: Option<InputError> = None;
-        // Node name -> the index of its mention.
-        let mut node_names: HashMap<&str, usize> = HashMap::new();
-        'hosts: for (hi, h) in inv.hosts.iter_mut().filter(|h| !h.skip).enumerate() {
-            let Host {
-                address,
-                node_name,
-                aliases,
-                ..
-            } = h;
-            let Some(Named { name, source }) = node_name else {
-                continue;
-            };
-            let name: &String = name;
-            if let Err(e) = name::check_node_name(name) {
-                stopped = Some(bad_name(
-                    source,
-                    &e,
-                    "a node name is one lowercase label; set nodename",
-                ));
-                break;
-            }
-            if let Some(&prev) = node_names.get(name.as_str()) {
-                stopped = Some(InputError::new(
-                    &*source,
-                    format!("{name:?} is also the node name from {}", sources[prev]),
-                    "set a distinct nodename on one of the two hosts",
-                ));
-                break;
-            }
-            node_names.insert(name, mentions.len());
-            mentions.push(Mention::borrowed(
-                name,
-                *address,
-                NO_GROUP,
-                Kind::Node,
-                zone,
-            ));
-            sources.push(std::mem::take(source));
-            // An alias equal to the node's own name merges; one listed twice is a slip worth reporting.
-            for Named { name, source } in aliases.iter_mut() {
-                if let Err(e) = name::check_host_name(name) {
-                    stopped = Some(bad_name(source, &e, "fix the alias"));
-                    break 'hosts;
-                }
-                mentions.push(Mention::borrowed(name, *address, hi, Kind::Alias, zone));
-                sources.push(std::mem::take(source));
-            }
-        }
+        let mut stopped = host_mentions(&mut inv.hosts, zone, &mut mentions, &mut sources);
         if stopped.is_none() {
-            // The bulk of the names: each one's own string becomes its key, and each entry's list is
-            // freed as soon as it is read.
-            'vm: for (vi, v) in inv.vm_hosts.iter_mut().enumerate() {
-                for n in std::mem::take(&mut v.names) {
-                    if let Err(e) = name::check_host_name(&n.name) {
-                        stopped = Some(bad_name(&n.source, &e, "fix the name"));
-                        break 'vm;
-                    }
-                    let group = managed_count + vi;
-                    mentions.push(Mention::owned(n.name, v.address, group, zone));
-                    sources.push(n.source);
-                }
-            }
+            stopped = vm_mentions(
+                &mut inv.vm_hosts,
+                managed_count,
+                zone,
+                &mut mentions,
+                &mut sources,
+            );
         }
         let sorted = check(&mentions, &sources, zone, stopped)?;
         let ptr = canonical_names(&mentions);
@@ -201,6 +121,115 @@ impl RecordSet {
             skipped_hosts,
         })
     }
+}
+
+/// The address rules, before any name is looked at: a managed host, every address in the first managed
+/// host's /24, one `vm_hosts` entry per address. Returns how many hosts are managed.
+fn check_addresses_of(inv: &Inventory) -> Result<usize, InputError> {
+    let managed: Vec<&Host> = inv.hosts.iter().filter(|h| !h.skip).collect();
+    let Some(first) = managed.first() else {
+        return Err(InputError::new(
+            "all",
+            "has no managed host: every host has vm_skip: true",
+            "leave at least one host without vm_skip",
+        ));
+    };
+    let net = Net::of(first)?;
+    for h in &managed {
+        net.check(h.address, &h.origin, "host")?;
+    }
+    for v in &inv.vm_hosts {
+        net.check(v.address, &v.source, "vm_hosts address")?;
+    }
+    let mut seen_vm: HashMap<Ipv4Addr, &str> = HashMap::new();
+    for v in &inv.vm_hosts {
+        if let Some(prev) = seen_vm.insert(v.address, &v.source) {
+            return Err(InputError::new(
+                &v.source,
+                format!("{} is listed again (first at {prev})", v.address),
+                "merge the names into one vm_hosts entry per address",
+            ));
+        }
+    }
+    Ok(managed.len())
+}
+
+/// The managed hosts' node names and aliases as mentions, their sources moved out; the first name that
+/// fails its own checks stops it and is returned.
+fn host_mentions<'a>(
+    hosts: &'a mut [Host],
+    zone: &Zone,
+    mentions: &mut Vec<Mention<'a>>,
+    sources: &mut Vec<String>,
+) -> Option<InputError> {
+    // Node name -> the index of its mention.
+    let mut node_names: HashMap<&str, usize> = HashMap::new();
+    for (hi, h) in hosts.iter_mut().filter(|h| !h.skip).enumerate() {
+        let Host {
+            address,
+            node_name,
+            aliases,
+            ..
+        } = h;
+        let Some(Named { name, source }) = node_name else {
+            continue;
+        };
+        let name: &String = name;
+        if let Err(e) = name::check_node_name(name) {
+            return Some(bad_name(
+                source,
+                &e,
+                "a node name is one lowercase label; set nodename",
+            ));
+        }
+        if let Some(&prev) = node_names.get(name.as_str()) {
+            return Some(InputError::new(
+                &*source,
+                format!("{name:?} is also the node name from {}", sources[prev]),
+                "set a distinct nodename on one of the two hosts",
+            ));
+        }
+        node_names.insert(name, mentions.len());
+        mentions.push(Mention::borrowed(
+            name,
+            *address,
+            NO_GROUP,
+            Kind::Node,
+            zone,
+        ));
+        sources.push(std::mem::take(source));
+        // An alias equal to the node's own name merges; one listed twice is a slip worth reporting.
+        for Named { name, source } in aliases.iter_mut() {
+            if let Err(e) = name::check_host_name(name) {
+                return Some(bad_name(source, &e, "fix the alias"));
+            }
+            mentions.push(Mention::borrowed(name, *address, hi, Kind::Alias, zone));
+            sources.push(std::mem::take(source));
+        }
+    }
+    None
+}
+
+/// The bulk of the names, the `vm_hosts` entries': each one's own string becomes its key, and each
+/// entry's list is freed as soon as it is read. Each entry is its own group, after the managed hosts'.
+fn vm_mentions(
+    vm_hosts: &mut [VmHost],
+    managed_count: usize,
+    zone: &Zone,
+    mentions: &mut Vec<Mention<'_>>,
+    sources: &mut Vec<String>,
+) -> Option<InputError> {
+    for (vi, v) in vm_hosts.iter_mut().enumerate() {
+        for n in std::mem::take(&mut v.names) {
+            if let Err(e) = name::check_host_name(&n.name) {
+                return Some(bad_name(&n.source, &e, "fix the name"));
+            }
+            let group = managed_count + vi;
+            mentions.push(Mention::owned(n.name, v.address, group, zone));
+            sources.push(n.source);
+        }
+    }
+    None
 }
 
 /// The canonical-name rule, one PTR per address that has served names: the node name of the managed
@@ -532,85 +561,16 @@ fn check(
     zone: &Zone,
     stopped: Option<InputError>,
 ) -> Result<Order, InputError> {
-    assert!(
-        mentions.len() < 1 << POS_BITS,
-        "far more mentions than a 4 MiB input holds"
-    );
-    let mut sorted: Vec<Sorted> = mentions
-        .iter()
-        .enumerate()
-        .map(|(pos, m)| Sorted::of(m, pos))
-        .collect();
-    // Repeats within one list are neighbours in this order; input order breaks the remaining ties.
-    sorted.sort_unstable_by(|a, b| {
-        a.prefix
-            .cmp(&b.prefix)
-            .then_with(|| a.rest(mentions).cmp(b.rest(mentions)))
-            .then(a.tie.cmp(&b.tie))
-    });
-    let mut starts = Vec::new();
-    for (i, s) in sorted.iter().enumerate() {
-        if i == 0 || !sorted[i - 1].same_key(*s, mentions) {
-            starts.push(i);
-        }
-    }
-    let mut first_error: Option<(usize, InputError)> = None;
-    let mut report = |pos: usize, e: &dyn Fn() -> InputError| {
-        if first_error.as_ref().is_none_or(|(p, _)| pos < *p) {
-            first_error = Some((pos, e()));
-        }
-    };
-    let mut firsts = Vec::with_capacity(starts.len());
-    for (g, &start) in starts.iter().enumerate() {
-        let end = starts.get(g + 1).copied().unwrap_or(sorted.len());
-        let group = &sorted[start..end];
-        let head_pos = group
-            .iter()
-            .map(|s| s.pos())
-            .min()
-            .unwrap_or(group[0].pos());
-        let head = &mentions[head_pos];
-        firsts.push(head_pos);
-        for (i, s) in group.iter().enumerate() {
-            let m = &mentions[s.pos()];
-            if i > 0 {
-                let before = &mentions[group[i - 1].pos()];
-                if m.group != NO_GROUP
-                    && (before.group, before.single_label) == (m.group, m.single_label)
-                {
-                    let prev = &sources[group[i - 1].pos()];
-                    report(s.pos(), &|| {
-                        InputError::new(
-                            &sources[s.pos()],
-                            format!("{:?} repeats {prev}", m.raw(zone)),
-                            m.next(),
-                        )
-                    });
-                    continue;
-                }
-            }
-            if m.address != head.address {
-                let key = &m.key;
-                report(s.pos(), &|| {
-                    InputError::new(
-                        &sources[s.pos()],
-                        format!(
-                            "name {key:?} maps to both {} ({}) and {} ({})",
-                            head.address,
-                            sources[head_pos],
-                            m.address,
-                            sources[s.pos()]
-                        ),
-                        "give each name one address: remove or rename one of the two",
-                    )
-                });
-            }
-        }
+    let order = Order::of(mentions);
+    let mut first = FirstError::default();
+    let mut firsts = Vec::with_capacity(order.starts.len());
+    for run in order.runs() {
+        firsts.push(check_run(run, mentions, sources, zone, &mut first));
     }
     if firsts.len() > MAX_SERVED_NAMES * 2 {
         let (_, &mut pos, _) = firsts.select_nth_unstable(MAX_SERVED_NAMES * 2);
         let at = &sources[pos];
-        report(pos, &|| {
+        first.report(pos, || {
             InputError::new(
                 at,
                 format!("is past {} names", MAX_SERVED_NAMES * 2),
@@ -618,10 +578,71 @@ fn check(
             )
         });
     }
-    match (first_error, stopped) {
+    match (first.0, stopped) {
         (Some((_, e)), _) => Err(e),
         (None, Some(e)) => Err(e),
-        (None, None) => Ok(Order { sorted, starts }),
+        (None, None) => Ok(order),
+    }
+}
+
+/// The rules within one name's run of mentions (in merge order): the same name twice in one list, the
+/// name on a second address. Returns the input position of the name's first mention.
+fn check_run(
+    run: &[Sorted],
+    mentions: &[Mention<'_>],
+    sources: &[String],
+    zone: &Zone,
+    first: &mut FirstError,
+) -> usize {
+    let head_pos = run.iter().map(|s| s.pos()).min().unwrap_or(run[0].pos());
+    let head = &mentions[head_pos];
+    for (i, s) in run.iter().enumerate() {
+        let m = &mentions[s.pos()];
+        if i > 0 {
+            let before = &mentions[run[i - 1].pos()];
+            if m.group != NO_GROUP
+                && (before.group, before.single_label) == (m.group, m.single_label)
+            {
+                let prev = &sources[run[i - 1].pos()];
+                first.report(s.pos(), || {
+                    InputError::new(
+                        &sources[s.pos()],
+                        format!("{:?} repeats {prev}", m.raw(zone)),
+                        m.next(),
+                    )
+                });
+                continue;
+            }
+        }
+        if m.address != head.address {
+            let key = &m.key;
+            first.report(s.pos(), || {
+                InputError::new(
+                    &sources[s.pos()],
+                    format!(
+                        "name {key:?} maps to both {} ({}) and {} ({})",
+                        head.address,
+                        sources[head_pos],
+                        m.address,
+                        sources[s.pos()]
+                    ),
+                    "give each name one address: remove or rename one of the two",
+                )
+            });
+        }
+    }
+    head_pos
+}
+
+/// The error of the mention first in input order, of those reported (each built only if it is first).
+#[derive(Default)]
+struct FirstError(Option<(usize, InputError)>);
+
+impl FirstError {
+    fn report(&mut self, pos: usize, e: impl FnOnce() -> InputError) {
+        if self.0.as_ref().is_none_or(|(p, _)| pos < *p) {
+            self.0 = Some((pos, e()));
+        }
     }
 }
 
@@ -629,6 +650,42 @@ fn check(
 struct Order {
     sorted: Vec<Sorted>,
     starts: Vec<usize>,
+}
+
+impl Order {
+    fn of(mentions: &[Mention<'_>]) -> Order {
+        assert!(
+            mentions.len() < 1 << POS_BITS,
+            "far more mentions than a 4 MiB input holds"
+        );
+        let mut sorted: Vec<Sorted> = mentions
+            .iter()
+            .enumerate()
+            .map(|(pos, m)| Sorted::of(m, pos))
+            .collect();
+        // Repeats within one list are neighbours in this order; input order breaks the remaining ties.
+        sorted.sort_unstable_by(|a, b| {
+            a.prefix
+                .cmp(&b.prefix)
+                .then_with(|| a.rest(mentions).cmp(b.rest(mentions)))
+                .then(a.tie.cmp(&b.tie))
+        });
+        let mut starts = Vec::new();
+        for (i, s) in sorted.iter().enumerate() {
+            if i == 0 || !sorted[i - 1].same_key(*s, mentions) {
+                starts.push(i);
+            }
+        }
+        Order { sorted, starts }
+    }
+
+    /// Each name's run of mentions, in key order.
+    fn runs(&self) -> impl Iterator<Item = &[Sorted]> {
+        self.starts.iter().enumerate().map(|(g, &start)| {
+            let end = self.starts.get(g + 1).copied().unwrap_or(self.sorted.len());
+            &self.sorted[start..end]
+        })
+    }
 }
 
 /// Merges the checked mentions into records (same name, same address), in key order; `mentions` and
