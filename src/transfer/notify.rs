@@ -15,13 +15,13 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{Name, RecordType};
-use serde::{Deserialize, Serialize};
 use tokio::net::UdpSocket;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::{sleep, timeout};
 
 use super::tsig::Key;
+pub use crate::status_file::SecondaryStatus;
 use crate::zone_view::ZoneView;
 
 /// How often the live serial is looked at.
@@ -30,21 +30,6 @@ pub const POLL: Duration = Duration::from_millis(50);
 pub const TRIES: u32 = 5;
 /// Wait for the first acknowledgement; doubled after each unanswered try (0.5 + 1 + 2 + 4 + 8 s).
 pub const FIRST_WAIT: Duration = Duration::from_millis(500);
-
-/// What the status file says of one secondary.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SecondaryStatus {
-    pub address: SocketAddr,
-    /// The serial of the last NOTIFY it acknowledged, for every zone served.
-    pub acknowledged_serial: Option<u32>,
-    /// The serial being notified, until it is acknowledged or given up.
-    pub pending_serial: Option<u32>,
-    /// The last failure (no answer after every try, or an error rcode); cleared by an acknowledgement.
-    pub last_error: Option<String>,
-    /// NOTIFYs given up since the start (every try unanswered or refused). Absent from older files.
-    #[serde(default)]
-    pub failures: u64,
-}
 
 #[derive(Debug)]
 pub struct Notifier {

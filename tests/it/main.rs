@@ -8,6 +8,7 @@ mod util;
 mod check_rules;
 mod default_port;
 mod differential;
+mod import_circles;
 mod rfc_probes;
 mod route_adapters;
 mod route_golden;
