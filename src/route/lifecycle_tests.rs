@@ -23,6 +23,7 @@ fn status(state: ServerState) -> Status {
         follow: None,
         last_error: None,
         counters: CountersSnapshot::default(),
+        nxdomain_names: None,
     }
 }
 
