@@ -343,6 +343,7 @@ daemon_down() {   # $1: the resolver's address. The daemon stopped: zone names f
 	check "daemon down: nothing reached the default upstream" no "$(upstream_saw "$name")"
 	local out; out=$(cx pigsty-dns route status --state-dir $STATE 2>&1); echo "$out" >"$LAB/logs/route-status-daemon-down.log"
 	ok "daemon down: route status says so" "$(grep -m1 '^FAIL' <<<"$out" | cut -c1-80)" grep -q '^FAIL daemon' <<<"$out"
+	check "daemon down: route status says it stopped (its status file; issue 26)" 1 "$(grep -c '^FAIL daemon: stopped at ' <<<"$out")"
 	start_daemon
 	check "daemon started again: getent ahostsv4 meta.pigsty.test" 10.10.10.10 "$(ge meta.pigsty.test)"
 }
@@ -394,8 +395,23 @@ scenario_dnsmasq() {
 	unrelated_stays_out "through NM's dnsmasq"
 	reverse_answers "through NM's dnsmasq" 127.0.0.1
 	route_status_ok "nm-dnsmasq" installed
+	dnsmasq_events
 	daemon_down 127.0.0.1
 	route_uninstall 203.0.113.99
+}
+
+# issue 26, row 3 for nm-dnsmasq: NM reloaded and restarted; its dnsmasq comes back with the drop-in
+dnsmasq_events() {
+	local ev i t0 ms
+	for ev in "nmcli general reload" "systemctl restart NetworkManager"; do
+		t0=$(date +%s%N)
+		cx sh -c "$ev" >>"$LAB/logs/nm-events.log" 2>&1 || echo "# '$ev' exited $?"
+		for i in $(seq 150); do [ "$(dq meta.pigsty.test 127.0.0.1)" = "NOERROR 10.10.10.10" ] && break; sleep 0.1; done
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		echo "# measured: nm-dnsmasq: $ev: first good answer through NM's dnsmasq $ms ms after the command started"
+		zone_answers "nm-dnsmasq, $ev" 127.0.0.1
+		unrelated_stays_out "nm-dnsmasq, $ev"
+	done
 }
 
 link_route() {   # resolved's per-link settings of the route's link, one line

@@ -141,6 +141,10 @@ fn nm_dnsmasq_bookworm() {
         "PASS: through NM's dnsmasq: dig -x 10.10.10.10 @127.0.0.1 -> the canonical name [meta.pigsty.test.]",
         "PASS: through NM's dnsmasq: a reverse lookup outside the /24 (10.10.11.10) never reaches the daemon",
         "PASS: nm-dnsmasq: route status: the reverse zone matches the live generation",
+        "PASS: nm-dnsmasq, nmcli general reload: dig @127.0.0.1 meta.pigsty.test [NOERROR 10.10.10.10]",
+        "PASS: nm-dnsmasq, systemctl restart NetworkManager: the zone's names never reached the default upstream [no]",
+        "PASS: nm-dnsmasq, systemctl restart NetworkManager: the unrelated name never reached the daemon",
+        "PASS: daemon down: route status says it stopped",
         "NetworkManager 1.42",
     ]
     .map(String::from);
