@@ -381,6 +381,23 @@ row3_restarts() {  # resolved restarted (its /run state kept, as systemctl resta
 	fi
 }
 
+row4_uplink_renewal() {  # someone else's change: the uplink's DNS servers and domains change (a DHCP
+	local v=$1 out   # renewal, simulated: what the client's network manager pushes to resolved over D-Bus)
+	rctl dns pu0 127.0.0.2; rctl domain pu0 '~lan.example'; wait_scope pu0 DNS
+	mark; dq "a.lan.example" >/dev/null
+	check "$v: row 4: the uplink's own domain goes to the uplink's server" upstream "$(who_saw a.lan.example)"
+	rctl dns pu0 127.0.0.2 127.0.0.2; rctl domain pu0 '~office.example' 'office.example'
+	mark
+	check "$v: row 4: after the renewal meta.pigsty.test still via the daemon" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
+	check "$v: row 4: ... the upstream never saw it" none "$(who_saw meta.pigsty.test)"
+	dq "b.office.example" >/dev/null
+	check "$v: row 4: the uplink's new domain goes to the uplink's server" upstream "$(who_saw b.office.example)"
+	check "$v: row 4: the route's link is unaffected" "~10.10.10.in-addr.arpa ~pigsty.test" "$(link_domains)"
+	out=$(rstatus "renewal-$v")
+	check "$v: row 4: route status all ok" 0 "$(grep -c '^FAIL' <<<"$out")"
+	rctl revert pu0
+}
+
 row5_link_lost() {  # networkd: link deleted -> networkctl reload restores it; address removed -> status, install repairs
 	local v=$1 out fix words rc ms   # runtime: link deleted -> status names the leak, its next: repairs
 	ip link del pigsty-dns0; mark; rq meta.pigsty.test >/dev/null
@@ -509,9 +526,9 @@ lifecycle_rows() {
 	local v=$1 t0=$SECONDS
 	owned_fingerprint >"$ST/rroot-installed"
 	local row
-	for row in row2_daemon row3_restarts row5_link_lost row6_vpn row89_edits_reinstall row7_crash; do
-		# variant-independent rows run once: the daemon on networkd, edits and crashes on runtime
-		case $v:$row in networkd:row89_edits_reinstall|networkd:row7_crash|runtime:row2_daemon) continue;; esac
+	for row in row2_daemon row3_restarts row4_uplink_renewal row5_link_lost row6_vpn row89_edits_reinstall row7_crash; do
+		# variant-independent rows run once: the daemon and the uplink on networkd, edits and crashes on runtime
+		case $v:$row in networkd:row89_edits_reinstall|networkd:row7_crash|runtime:row2_daemon|runtime:row4_uplink_renewal) continue;; esac
 		local t1=$SECONDS; "$row" "$v"; echo "# $v: $row took $((SECONDS - t1)) s"
 	done
 	echo "# $v: lifecycle rows took $((SECONDS - t0)) s"

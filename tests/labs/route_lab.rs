@@ -42,6 +42,8 @@ fn route_lab_resolved_link_end_to_end() {
         "networkd: row 2: daemon stopped -> nothing reaches the upstream",
         "networkd: row 2: route status says the daemon crashed",
         "networkd: row 3: networkctl reload -> the route survives",
+        "networkd: row 4: after the renewal meta.pigsty.test still via the daemon",
+        "networkd: row 4: the uplink's new domain goes to the uplink's server",
         "networkd: row 5: networkctl reload re-creates the deleted link",
         "networkd: row 5: address removed -> route status fails on the link, naming the leak",
         "networkd: row 6: vpn0 claims ~corp.pigsty.test -> route install refuses (exit 4, naming vpn0)",
