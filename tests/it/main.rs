@@ -8,6 +8,7 @@ mod util;
 mod check_rules;
 mod default_port;
 mod differential;
+mod packaging;
 mod rfc_probes;
 mod route_adapters;
 mod route_macos;
