@@ -50,4 +50,11 @@ fn main() {
     } else {
         println!("cargo:rustc-env=PIGSTY_DNS_VERSION={version}");
     }
+    // The man pages' date: the commit's (so a rebuild of the same commit is byte-identical), none
+    // from a tarball.
+    let date = ours
+        .then(|| git(dir, &["show", "-s", "--format=%cs", "HEAD"]))
+        .flatten()
+        .unwrap_or_default();
+    println!("cargo:rustc-env=PIGSTY_DNS_DATE={date}");
 }

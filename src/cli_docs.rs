@@ -32,7 +32,10 @@ pub fn man_pages(cmd: clap::Command) -> Result<Vec<(String, Vec<u8>)>, std::io::
             .cloned()
             .collect();
         // every page's footer names the program and its version (clap gives subcommands none)
+        // an empty date would vanish from the .TH line and shift the fields after it: " " stays one
+        let date = Some(env!("PIGSTY_DNS_DATE")).filter(|d| !d.is_empty());
         let man = clap_mangen::Man::new(cmd)
+            .date(date.unwrap_or(" "))
             .source(format!("{BIN_NAME} {}", env!("PIGSTY_DNS_VERSION")))
             .manual("pigsty-dns manual");
         let mut roff = Vec::new();
@@ -227,9 +230,17 @@ mod tests {
         }
         let top = String::from_utf8_lossy(&pages[0].1).into_owned();
         assert_eq!(pages[0].0, "pigsty-dns.1");
-        assert!(
-            top.contains(&format!("\"pigsty-dns {}", env!("PIGSTY_DNS_VERSION"))),
-            "{top}"
+        // .TH title section date source manual: five fields, the date in its place
+        let th = top.lines().find(|l| l.starts_with(".TH ")).expect(".TH");
+        let date = Some(env!("PIGSTY_DNS_DATE"))
+            .filter(|d| !d.is_empty())
+            .map_or("\" \"".to_string(), str::to_string);
+        assert_eq!(
+            th,
+            format!(
+                ".TH pigsty-dns 1 {date} \"pigsty-dns {}\" \"pigsty-dns manual\"",
+                env!("PIGSTY_DNS_VERSION")
+            )
         );
     }
 
