@@ -765,6 +765,9 @@ package_journey() {
 	out=$(cx pigsty-dns route status 2>&1); rc=$?
 	echo "$out" >"$LAB/logs/pkg-route-status.log"
 	check "package: route status all ok" "0 0" "$rc $(grep -c '^FAIL' <<<"$out")"
+	# the leftover search below must be able to see what is ours: it finds it while installed
+	check "package: the search for leftovers finds the binary, the unit, the records and the route journal" 4 \
+		"$(ours_everywhere | grep -cxE '/usr/bin/pigsty-dns|/etc/systemd/system/pigsty-dns.service|/var/lib/pigsty-dns|/var/lib/pigsty-dns-route')"
 
 	out=$(cx dpkg -r pigsty-dns 2>&1); rc=$?
 	echo "$out" >"$LAB/logs/dpkg-r.log"

@@ -80,6 +80,7 @@ const EVERY_SUITE: &[&str] = &[
     "PASS: package: route install --server",
     "PASS: package: getent ahostsv4 meta.pigsty.test through the route [10.10.10.10]",
     "PASS: package: route status all ok",
+    "PASS: package: the search for leftovers finds the binary, the unit, the records and the route journal",
     "PASS: package: dpkg -r pigsty-dns (prerm takes down the route, then the unit)",
     "PASS: package: prerm removed the route before the unit",
     "PASS: package -r: no route in resolved",
