@@ -9,6 +9,7 @@ mod check_rules;
 mod default_port;
 mod differential;
 mod import_circles;
+mod packaging;
 mod rfc_probes;
 mod route_adapters;
 mod route_golden;
