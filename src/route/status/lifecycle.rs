@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::routed::Route;
+use super::Route;
 use super::{Item, item, reinstall_command};
 use crate::route::adapter::AdapterName;
 use crate::route::context::Ctx;
