@@ -60,7 +60,6 @@ NM_DNS=${NM_DNS:-dnsmasq}
 NM_CACHE=${NM_CACHE:-${TMPDIR:-/tmp}/pigsty-dns-nm-lab}
 LAB=${LAB:-$NM_CACHE/run-$SUITE-$NM_DNS}
 PIDLAB=$(dirname "$(readlink -f "$0")")/pid1-lab.sh
-NMROOT=$NM_CACHE/$SUITE
 PKGS="network-manager dnsmasq-base"
 PORT=5354
 STATE=/var/lib/lab-pigsty-dns
@@ -72,6 +71,9 @@ case "$NM_DNS" in dnsmasq|systemd-resolved) ;; *) die "NM_DNS must be dnsmasq or
 # the container: pid1-lab.sh with our cached root (its PID1_CACHE is NM_CACHE) and our per-run dir
 P() { SUITE=$SUITE PID1_CACHE=$NM_CACHE LAB=$LAB/c NAME=nmlab-$SUITE bash "$PIDLAB" "$@"; }
 cx() { P exec "$@"; }
+# The NM root sits where pid1-lab.sh boots the root of its PID1_CACHE (its name carries a digest of
+# the pid1 root's package list): ask it, so the container boots this root and not a plain one.
+NMROOT=$(P path)
 
 # ---------------------------------------------------------------- the cached root
 build_root() {   # under an flock: concurrent runs build it once
