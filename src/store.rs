@@ -232,6 +232,23 @@ impl StateDir {
             .collect())
     }
 
+    /// The stored generation of `serial`, every check as the server applies them, the file held to its
+    /// name (the one verified path of every reader by serial: transfers, IXFR's history). Where several
+    /// files carry the name of `serial`, the first that checks out; otherwise why the first does not.
+    pub fn generation(&self, serial: u32) -> Result<Generation, String> {
+        let list = self.list().map_err(|e| e.to_string())?;
+        let mut first_error = None;
+        for (_, path) in list.iter().filter(|(s, _)| *s == serial) {
+            match check_file_to_serve(path) {
+                Ok(g) => return Ok(g),
+                Err(e) => {
+                    first_error.get_or_insert_with(|| format!("generation {serial} {e}"));
+                }
+            }
+        }
+        Err(first_error.unwrap_or_else(|| format!("generation {serial} is not stored")))
+    }
+
     /// Takes the one-server-per-state-dir lock for the life of the returned file. flock is dropped by
     /// the kernel when the holder dies, so a killed server never blocks a restart.
     pub fn lock_server(&self) -> Result<File, StoreError> {
@@ -538,13 +555,9 @@ fn diff_base(path: &Path) -> Result<DiffBase, String> {
     check_named_as(path, euid(), Generation::decode_diff_base, |b| b.serial)
 }
 
-/// Reads one generation file only if it is a regular file of ours, mode 0600, one link, not too large,
-/// and its contents check out.
-pub fn read_generation(path: &Path) -> Result<Generation, String> {
-    read_checked(path, euid(), Generation::decode_with_digest).map(|(g, _)| g)
-}
-
-/// [`read_generation`] for a file that must belong to `owner`, and the self-digest the file carries.
+/// Reads one generation file only if it is a regular file of `owner`, mode 0600, one link, not too
+/// large, and its contents check out; and the self-digest the file carries. Callers go through
+/// [`check_named_as`], which also holds the file to its name.
 fn read_checked<T>(path: &Path, owner: u32, decode: Decode<T>) -> Result<(T, String), String> {
     let f = OpenOptions::new()
         .read(true)

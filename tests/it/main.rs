@@ -21,4 +21,5 @@ mod service_units;
 mod store;
 mod transfer;
 mod transfer_clients;
+mod transfer_forged;
 mod transfer_tsig;
