@@ -103,6 +103,12 @@ impl Live {
                 return Refresh::Unchanged;
             }
         };
+        // RFC 1982's step is measured from the live serial, or, before the first swap, from the one
+        // this state dir's server last served (secondaries may hold it).
+        let floor = match current {
+            0 => crate::status_file::read(dir.root()).map_or(0, |s| s.serial),
+            c => c,
+        };
         for (serial, path) in files.into_iter().filter(|(s, _)| *s > current) {
             let stamp = stamp(&path);
             if self
@@ -112,7 +118,11 @@ impl Live {
             {
                 continue;
             }
-            match self.accept(store::check_file_to_serve(&path)) {
+            let checked = match store::serial_step_error(serial, floor) {
+                Some(why) => Err(why),
+                None => store::check_file_to_serve(&path),
+            };
+            match self.accept(checked) {
                 Ok((g, view)) => {
                     self.view.store(Arc::new(view));
                     tracing::info!(

@@ -14,6 +14,10 @@ use crate::sys::fs::write_new;
 use crate::sys::lock::try_lock;
 use crate::sys::user::euid;
 
+mod serial;
+pub use serial::{MAX_SERIAL_STEP, PassedOver, fix_for, serial_step_error};
+use serial::{next_serial, serial_base};
+
 /// Generations kept after a store; older ones are pruned.
 pub const KEEP: usize = 50;
 /// A generation file larger than this is never read (100,000 names take about 6 MB in format 2, 17 MB in format 1). `load` refuses
@@ -219,14 +223,19 @@ impl StateDir {
         Ok(out)
     }
 
-    /// Every generation file, newest serial first, each checked.
+    /// Every generation file, newest serial first, each checked as the server checks it: the file,
+    /// and its serial against the one the state dir's server last served (RFC 1982's step).
     pub fn scan(&self) -> Result<Vec<Entry>, StoreError> {
+        let served = status_file::read(&self.root).map(|s| s.serial).unwrap_or(0);
         Ok(self
             .list()?
             .into_iter()
             .map(|(serial, path)| Entry {
                 serial,
-                status: check_file(&path),
+                status: match serial_step_error(serial, served) {
+                    Some(why) => Err(why),
+                    None => check_file(&path).map_err(crate::text::bound),
+                },
                 path,
             })
             .collect())
@@ -310,16 +319,11 @@ impl StateDir {
         let files = self.list()?;
         let server = status_file::read(&self.root);
         let served = server.as_ref().map(|s| s.serial).unwrap_or(0);
-        let next = files
-            .first()
-            .map(|(serial, _)| *serial)
-            .unwrap_or(0)
-            .max(served)
-            .checked_add(1)
-            .ok_or_else(|| StoreError::Integrity {
-                message: "the serial space is used up (serial 4294967295 exists)".into(),
-                next: "start a new state directory".into(),
-            })?;
+        let base = serial_base(&files, served);
+        let next = next_serial(&files, &base, served)?;
+        // Files above the base are never served: neither the change test nor the diff reads them.
+        let (newest, files) = files.split_at(base.index);
+        let (newest, files) = (newest.to_vec(), files.to_vec());
         let generation = Generation::seal_set(
             set,
             ttl,
@@ -341,14 +345,14 @@ impl StateDir {
         // already swaps it in. Where that header says "maybe unchanged", or in a dry run, the base
         // is read first, as it decides.
         if !dry_run
-            && files
-                .iter()
-                .find_map(|(_, p)| claim(p).ok())
+            && base
+                .claim
+                .as_ref()
                 .is_some_and(|c| !unchanged(&c.record_digest))
         {
             let path = self.write(&generation)?;
             let previous = files.iter().find_map(|(_, p)| diff_base(p).ok());
-            self.prune(&files);
+            self.prune(&[newest, files].concat());
             return Ok(Outcome::Stored {
                 generation,
                 path,
@@ -376,12 +380,19 @@ impl StateDir {
             });
         }
         let path = self.write(&generation)?;
-        self.prune(&files);
+        self.prune(&[newest, files].concat());
         Ok(Outcome::Stored {
             generation,
             path,
             previous,
         })
+    }
+
+    /// The files above the newest generation that sets the next serial: never served, and each with
+    /// why and its fix (for `load`'s report).
+    pub fn passed_over(&self) -> Result<Vec<PassedOver>, StoreError> {
+        let served = status_file::read(&self.root).map(|s| s.serial).unwrap_or(0);
+        Ok(serial_base(&self.list()?, served).passed_over)
     }
 
     /// temp file (0600, fsync) → no-replace rename (or link) to the final name, which fails if it exists →

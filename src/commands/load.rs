@@ -37,7 +37,33 @@ pub fn store(o: &LoadOptions<'_>) -> Result<(Report, Option<Rc<Generation>>), Ap
     let (set, input) = input::read(o.path, o.zone)?;
     let dir = StateDir::open(&store::resolve(o.state_dir)?, !o.dry_run)?;
     let outcome = dir.commit(set, o.ttl, o.negative_ttl, input, o.dry_run)?;
-    Ok(report::outcome(outcome, dir.root()))
+    let (mut report, stored) = report::outcome(outcome, dir.root());
+    note_passed_over(&mut report, &dir.passed_over()?);
+    Ok((report, stored))
+}
+
+/// Names each file that did not set the serial (never served: junk, forged, a jump past RFC 1982's
+/// bound), why, and the command that fixes it.
+fn note_passed_over(report: &mut Report, files: &[store::PassedOver]) {
+    if files.is_empty() {
+        return;
+    }
+    let mut rows = Vec::new();
+    for f in files {
+        report.text.push_str(&format!(
+            "note: generation file {} {}; it is never served and did not set the serial\nnext: {}\n",
+            f.path.display(),
+            f.reason,
+            f.fix()
+        ));
+        rows.push(serde_json::json!({
+            "serial": f.serial,
+            "path": f.path.display().to_string(),
+            "reason": f.reason,
+            "next": f.fix(),
+        }));
+    }
+    report.set_json_fields(vec![("passed_over", serde_json::Value::from(rows))]);
 }
 
 /// The whole command: store, then confirm live.

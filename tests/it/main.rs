@@ -19,6 +19,7 @@ mod serve_udp_burst;
 mod service_lifecycle;
 mod service_units;
 mod store;
+mod store_forged;
 mod transfer;
 mod transfer_clients;
 mod transfer_forged;

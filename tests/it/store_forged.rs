@@ -1,0 +1,172 @@
+//! Forged and junk generation files in a real state directory: they never set the next serial, are
+//! named with their fix in `load`'s report and in `history`, and no serial steps more than 2^31 − 1
+//! past the live one (RFC 1982 §3.1), whether `load` chooses it or `serve` is handed it.
+
+use crate::util::*;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn yml(dir: &Path, n: u32) -> PathBuf {
+    write(
+        dir,
+        &format!("in-{n}.yml"),
+        &format!(
+            "all:\n  hosts: {{10.10.10.{}: {{nodename: meta}}}}\n",
+            10 + n
+        ),
+    )
+}
+
+fn history(state: &Path) -> serde_json::Value {
+    let r = run(&["history", "--json", "--state-dir", state.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+/// A file of junk under a generation's name, mode 0600 as a sealed file is.
+fn junk(state: &Path, serial: u32) -> PathBuf {
+    let p = state
+        .join("generations")
+        .join(pigsty_dns::store::file_name(serial, "0123456789abcdef"));
+    fs::write(&p, "junk\n").unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+    p
+}
+
+/// The stored file of `serial`, re-sealed as `to` with both digests valid and written under the name
+/// of `to`: a generation that checks out in full, which no `load` made.
+pub(crate) fn resealed_copy(state: &Path, serial: u32, to: u32) -> PathBuf {
+    let gens = state.join("generations");
+    let prefix = format!("gen-{serial:010}-");
+    let from = fs::read_dir(&gens)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with(&prefix)
+        })
+        .unwrap();
+    let mut g =
+        pigsty_dns::generation::Generation::parse_unverified(&fs::read(from).unwrap()).unwrap();
+    g.serial = to;
+    let p = gens.join(pigsty_dns::store::file_name(to, &g.self_digest()));
+    fs::write(&p, g.encode()).unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+    p
+}
+
+/// A junk `gen-3000000000-…` or `gen-4294967295-…` never served does not move the next serial: `load`
+/// stores 3, names the file and how to remove it; `history` says the same.
+#[test]
+fn a_junk_file_with_a_huge_serial_does_not_set_the_next_serial() {
+    for serial in [3_000_000_000u32, u32::MAX] {
+        let t = tempfile::tempdir().unwrap();
+        let state = t.path().join("state");
+        for n in 1..=2 {
+            assert_eq!(load(&state, &yml(t.path(), n), &[]).code, 0);
+        }
+        let bad = junk(&state, serial);
+        let r = load(&state, &yml(t.path(), 3), &[]);
+        assert_eq!(r.code, 0, "junk {serial}: {}", r.stderr);
+        assert!(r.stdout.contains("stored serial 3 ("), "{}", r.stdout);
+        let fix = format!("rm {}", bad.display());
+        assert!(
+            r.stdout.contains(&bad.display().to_string()) && r.stdout.contains(&fix),
+            "load names the junk file and its fix: {}",
+            r.stdout
+        );
+        let h = history(&state);
+        let row = &h["generations"][0];
+        assert_eq!(row["serial"], serial);
+        assert_eq!(row["status"], "bad");
+        assert_eq!(row["next"], fix, "{row}");
+        assert_eq!(h["generations"][1]["serial"], 3);
+        assert_eq!(h["generations"][1]["newest_good"], true);
+        let text = run(&["history", "--state-dir", state.to_str().unwrap()]);
+        assert!(text.stdout.contains(&fix), "{}", text.stdout);
+        // Removing it, as told, leaves the history whole.
+        fs::remove_file(&bad).unwrap();
+        let r = load(&state, &yml(t.path(), 4), &[]);
+        assert!(r.stdout.contains("stored serial 4 ("), "{}", r.stdout);
+    }
+}
+
+/// A bad file right above the newest good one is stepped over, so no two files share a serial.
+#[test]
+fn a_bad_file_in_the_way_is_stepped_over() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    assert_eq!(load(&state, &yml(t.path(), 1), &[]).code, 0);
+    junk(&state, 2);
+    let r = load(&state, &yml(t.path(), 2), &[]);
+    assert!(r.stdout.contains("stored serial 3 ("), "{}", r.stdout);
+}
+
+/// A generation that checks out in full but is more than 2^31 − 1 after the live serial is older
+/// under serial arithmetic: `serve` refuses to swap to it (and says why), `load` goes on from the live
+/// serial, and `history` calls it bad with the same reason.
+#[test]
+fn a_forged_serial_jump_past_2_31_is_never_served_nor_followed() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    for n in 1..=2 {
+        assert_eq!(load(&state, &yml(t.path(), n), &[]).code, 0);
+    }
+    let mut child = std::process::Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(&state)
+        .env_remove("PIGSTY_DNS_LISTEN")
+        .env_remove("PIGSTY_DNS_STATE_DIR")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = || -> serde_json::Value {
+        fs::read(state.join("status.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    };
+    let wait = |what: &str, ok: &dyn Fn(&serde_json::Value) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !ok(&status()) {
+            assert!(Instant::now() < deadline, "{what}: {}", status());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait("serving 2", &|s| {
+        s["state"] == "running" && s["serial"] == 2
+    });
+    let far = resealed_copy(&state, 2, (1u32 << 31) + 100);
+    wait("the jump refused", &|s| {
+        s["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("2147483748") && e.contains("RFC 1982"))
+    });
+    assert_eq!(status()["serial"], 2);
+    let r = load(&state, &yml(t.path(), 3), &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("stored serial 3 ("), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(&format!("rm {}", far.display())),
+        "{}",
+        r.stdout
+    );
+    wait("serving 3", &|s| s["serial"] == 3);
+    let h = history(&state);
+    assert_eq!(h["generations"][0]["status"], "bad", "{h}");
+    assert!(
+        h["generations"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("RFC 1982"),
+        "{h}"
+    );
+    stop(&mut child, Duration::from_secs(2), false);
+}
