@@ -466,8 +466,8 @@ impl Generation {
         let zone = Zone::parse(&self.zone).map_err(|e| format!("has an invalid zone: {e}"))?;
         if zone.as_str() != self.zone {
             return Err(format!(
-                "has a zone {:?} that is not in canonical form",
-                self.zone
+                "has a zone {} that is not in canonical form",
+                crate::text::quote(&self.zone)
             ));
         }
         if self.ttl > MAX_TTL || self.soa.minimum > MAX_TTL {
@@ -484,12 +484,15 @@ impl Generation {
                     return Err(format!("has an invalid record name: {e}"));
                 }
                 return Err(format!(
-                    "has the record {:?}, which is not a canonical name in zone {zone}",
-                    r.name
+                    "has the record {}, which is not a canonical name in zone {zone}",
+                    crate::text::quote(&r.name)
                 ));
             }
             if previous.is_some_and(|p| p >= r.name.as_str()) {
-                return Err(format!("has the record {:?} out of order or twice", r.name));
+                return Err(format!(
+                    "has the record {} out of order or twice",
+                    crate::text::quote(&r.name)
+                ));
             }
             previous = Some(&r.name);
         }

@@ -76,7 +76,13 @@ impl Live {
         self.info.lock().map(|i| i.clone()).unwrap_or_default()
     }
 
+    /// Records why the newest generation or the followed file is not live, bounded
+    /// ([`crate::text::bound`]): the status file holding it is rewritten on every counter flush.
     pub fn set_error(&self, e: Option<LastError>) {
+        let e = e.map(|e| match e {
+            LastError::Generation(m) => LastError::Generation(crate::text::bound(m)),
+            LastError::Followed(m) => LastError::Followed(crate::text::bound(m)),
+        });
         if let Ok(mut i) = self.info.lock() {
             i.last_error = e;
         }
@@ -143,10 +149,10 @@ impl Live {
                     return Refresh::Swapped(serial);
                 }
                 Err(why) => {
-                    let msg = format!(
+                    let msg = crate::text::bound(format!(
                         "generation {serial} ({}) {why}; still serving serial {current}",
                         path.display()
-                    );
+                    ));
                     tracing::warn!("{msg}");
                     self.set_error(Some(LastError::Generation(msg)));
                     if let (Some(s), Ok(mut k)) = (stamp, self.known_bad.lock()) {

@@ -234,7 +234,7 @@ impl StateDir {
                 serial,
                 status: match serial_step_error(serial, served) {
                     Some(why) => Err(why),
-                    None => check_file(&path).map_err(crate::text::bound),
+                    None => check_file(&path),
                 },
                 path,
             })
@@ -535,7 +535,8 @@ fn check_named_as<T>(
     let Some((serial, digest_prefix)) = name.and_then(parse_file_name) else {
         return Err("is not named like a generation file".into());
     };
-    let (g, self_digest) = read_checked(path, owner, decode)?;
+    // Bounded whatever a reason quotes: it is logged, kept in the status file and printed again.
+    let (g, self_digest) = read_checked(path, owner, decode).map_err(crate::text::bound)?;
     if serial_of(&g) != serial {
         Err(format!(
             "holds serial {} under the name of serial {serial}",

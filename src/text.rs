@@ -15,6 +15,18 @@ pub fn cut(value: &str) -> Cow<'_, str> {
     cut_to(value, VALUE_BYTES)
 }
 
+/// `value` quoted as Rust's `{:?}` quotes it, cut as [`cut`] cuts it: `"abc…"(4194316 bytes)`.
+pub fn quote(value: &str) -> String {
+    if value.len() <= VALUE_BYTES {
+        return format!("{value:?}");
+    }
+    let mut end = VALUE_BYTES;
+    while !value.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{:?}…({} bytes)", &value[..end], value.len())
+}
+
 /// A whole message, capped at [`MESSAGE_BYTES`] the same way.
 pub fn bound(message: String) -> String {
     match cut_to(&message, MESSAGE_BYTES) {
@@ -60,6 +72,11 @@ mod tests {
         let wide = "é".repeat(100);
         assert!(cut(&wide).starts_with(&"é".repeat(40)));
         assert!(bound("y".repeat(5000)).len() < MESSAGE_BYTES + 40);
+        assert_eq!(quote("a\"b"), "\"a\\\"b\"");
+        assert_eq!(
+            quote(&long),
+            format!("\"{}\"…(60000000 bytes)", "x".repeat(80))
+        );
     }
 
     #[test]

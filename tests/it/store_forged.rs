@@ -170,3 +170,75 @@ fn a_forged_serial_jump_past_2_31_is_never_served_nor_followed() {
     );
     stop(&mut child, Duration::from_secs(2), false);
 }
+
+/// A forged generation whose first name is 4 MB is refused with the name cut (its first bytes, an
+/// ellipsis, its length): `history`, `load`'s note, the server's log and its status file stay small.
+#[test]
+fn a_forged_huge_name_is_quoted_cut_everywhere() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    assert_eq!(load(&state, &yml(t.path(), 1), &[]).code, 0);
+    let gens = state.join("generations");
+    let first = fs::read_dir(&gens).unwrap().next().unwrap().unwrap().path();
+    let mut g =
+        pigsty_dns::generation::Generation::parse_unverified(&fs::read(first).unwrap()).unwrap();
+    let huge = "a".repeat(4 << 20);
+    g.serial = 2;
+    g.records[0].name = format!("{huge}.pigsty.test");
+    const SMALL: usize = 16 * 1024;
+
+    // Written under a running server: refused, its log and status file stay small.
+    let log = t.path().join("serve.log");
+    let mut child = std::process::Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(&state)
+        .env_remove("PIGSTY_DNS_LISTEN")
+        .env_remove("PIGSTY_DNS_STATE_DIR")
+        .stdout(std::process::Stdio::null())
+        .stderr(fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let forged = gens.join(pigsty_dns::store::file_name(2, &g.self_digest()));
+    fs::write(&forged, g.encode()).unwrap();
+    fs::set_permissions(&forged, fs::Permissions::from_mode(0o600)).unwrap();
+    let h = run(&["history", "--json", "--state-dir", state.to_str().unwrap()]);
+    assert!(
+        h.stdout.len() < SMALL,
+        "history --json: {} bytes",
+        h.stdout.len()
+    );
+    let v: serde_json::Value = serde_json::from_str(&h.stdout).unwrap();
+    let reason = v["generations"][0]["reason"].as_str().unwrap();
+    let cut = format!("\"{}\"…({} bytes)", "a".repeat(80), huge.len() + 12);
+    assert!(reason.contains(&cut), "{reason}");
+    assert!(reason.contains(" bytes)") && reason.len() < 300, "{reason}");
+    let h = run(&["history", "--state-dir", state.to_str().unwrap()]);
+    assert!(h.stdout.len() < SMALL, "history: {} bytes", h.stdout.len());
+
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        let b = fs::read(state.join("status.json")).unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_slice(&b).unwrap_or_default();
+        if v["state"] == "running" && v["last_error"].is_string() {
+            break b;
+        }
+        assert!(Instant::now() < deadline, "no last_error: {v}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    stop(&mut child, Duration::from_secs(2), false);
+    assert!(status.len() < SMALL, "status.json: {} bytes", status.len());
+    let log = fs::read(&log).unwrap();
+    assert!(log.len() < SMALL, "serve log: {} bytes", log.len());
+    let st = run(&["status", "--state-dir", state.to_str().unwrap()]);
+    assert!(st.stdout.len() < SMALL, "status: {} bytes", st.stdout.len());
+
+    // load passes over it and says so, briefly.
+    let r = load(&state, &yml(t.path(), 2), &[]);
+    assert!(
+        r.stdout.contains("stored serial 3 ("),
+        "{}",
+        &r.stdout[..r.stdout.len().min(400)]
+    );
+    assert!(r.stdout.len() < SMALL, "load: {} bytes", r.stdout.len());
+}
