@@ -115,6 +115,8 @@ impl Live {
             0 => crate::status_file::read(dir.root()).map_or(0, |s| s.serial),
             c => c,
         };
+        // A newer file refused in this pass stays the last error after an older one is swapped in.
+        let mut refused = None;
         for (serial, path) in files.into_iter().filter(|(s, _)| *s > current) {
             let stamp = stamp(&path);
             if self
@@ -143,7 +145,7 @@ impl Live {
                             generation: Some(path),
                             loaded_at: Some(crate::output::rfc3339(SystemTime::now())),
                             loaded_from: Some(g.input.path.clone()),
-                            last_error: None,
+                            last_error: refused.map(LastError::Generation),
                         };
                     }
                     return Refresh::Swapped(serial);
@@ -154,6 +156,7 @@ impl Live {
                         path.display()
                     ));
                     tracing::warn!("{msg}");
+                    refused.get_or_insert_with(|| msg.clone());
                     self.set_error(Some(LastError::Generation(msg)));
                     if let (Some(s), Ok(mut k)) = (stamp, self.known_bad.lock()) {
                         k.insert(path, s);

@@ -26,13 +26,21 @@ fn history(state: &Path) -> serde_json::Value {
     serde_json::from_str(&r.stdout).unwrap()
 }
 
+/// Writes a generation file as a store does: complete and 0600 before it appears under its name (a
+/// server rescans the directory meanwhile).
+fn place(path: &Path, bytes: &[u8]) {
+    let tmp = path.with_file_name(".forging");
+    fs::write(&tmp, bytes).unwrap();
+    fs::set_permissions(&tmp, fs::Permissions::from_mode(0o600)).unwrap();
+    fs::rename(&tmp, path).unwrap();
+}
+
 /// A file of junk under a generation's name, mode 0600 as a sealed file is.
 fn junk(state: &Path, serial: u32) -> PathBuf {
     let p = state
         .join("generations")
         .join(pigsty_dns::store::file_name(serial, "0123456789abcdef"));
-    fs::write(&p, "junk\n").unwrap();
-    fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+    place(&p, b"junk\n");
     p
 }
 
@@ -56,8 +64,7 @@ pub(crate) fn resealed_copy(state: &Path, serial: u32, to: u32) -> PathBuf {
         pigsty_dns::generation::Generation::parse_unverified(&fs::read(from).unwrap()).unwrap();
     g.serial = to;
     let p = gens.join(pigsty_dns::store::file_name(to, &g.self_digest()));
-    fs::write(&p, g.encode()).unwrap();
-    fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+    place(&p, &g.encode());
     p
 }
 
@@ -200,8 +207,7 @@ fn a_forged_huge_name_is_quoted_cut_everywhere() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
     let forged = gens.join(pigsty_dns::store::file_name(2, &g.self_digest()));
-    fs::write(&forged, g.encode()).unwrap();
-    fs::set_permissions(&forged, fs::Permissions::from_mode(0o600)).unwrap();
+    place(&forged, &g.encode());
     let h = run(&["history", "--json", "--state-dir", state.to_str().unwrap()]);
     assert!(
         h.stdout.len() < SMALL,
@@ -241,4 +247,74 @@ fn a_forged_huge_name_is_quoted_cut_everywhere() {
         &r.stdout[..r.stdout.len().min(400)]
     );
     assert!(r.stdout.len() < SMALL, "load: {} bytes", r.stdout.len());
+}
+
+/// A generation forged with another apex (SOA or NS), both digests valid: `history` and `serve` give
+/// it one verdict, with one reason, and `load` goes on above it.
+#[test]
+fn a_forged_apex_gets_one_verdict_from_history_and_serve() {
+    use pigsty_dns::generation::{Generation, record_digest};
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    assert_eq!(load(&state, &yml(t.path(), 1), &[]).code, 0);
+    let gens = state.join("generations");
+    let first = fs::read_dir(&gens).unwrap().next().unwrap().unwrap().path();
+    let good = Generation::parse_unverified(&fs::read(first).unwrap()).unwrap();
+    type Edit = fn(&mut Generation);
+    let edits: [(&str, Edit); 6] = [
+        ("a..b.", |g| g.soa.mname = "a..b.".into()),
+        ("evil.example.", |g| g.soa.mname = "evil.example.".into()),
+        ("ns.evil.example.", |g| {
+            g.ns = vec!["ns.evil.example.".into()]
+        }),
+        ("(0 names)", |g| g.ns = vec![]),
+        ("SOA", |g| g.soa.refresh = 0),
+        ("SOA", |g| g.soa.expire = u32::MAX),
+    ];
+    let mut child = None;
+    for (serial, (needle, edit)) in (2..).zip(edits) {
+        let mut g = good.clone();
+        g.serial = serial;
+        edit(&mut g);
+        g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records, &g.ptr);
+        let forged = gens.join(pigsty_dns::store::file_name(serial, &g.self_digest()));
+        place(&forged, &g.encode());
+        let h = history(&state);
+        let row = &h["generations"][0];
+        assert_eq!(row["status"], "bad", "{needle}: {row}");
+        let reason = row["reason"].as_str().unwrap().to_string();
+        assert!(reason.contains(needle), "{reason}");
+        // The server, started on the first, is handed each in turn and refuses it with that reason.
+        let c = child.get_or_insert_with(|| {
+            std::process::Command::new(BIN)
+                .args(["serve", "--listen", "127.0.0.1:0", "--state-dir"])
+                .arg(&state)
+                .env_remove("PIGSTY_DNS_LISTEN")
+                .env_remove("PIGSTY_DNS_STATE_DIR")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        });
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let st: serde_json::Value = fs::read(state.join("status.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
+            let e = st["last_error"].as_str().unwrap_or("");
+            if st["pid"] == c.id() && e.contains(&format!("generation {serial} ")) {
+                assert!(e.contains(&reason), "serve: {e}\nhistory: {reason}");
+                assert_eq!(st["serial"], 1);
+                break;
+            }
+            assert!(Instant::now() < deadline, "{needle}: {st}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    if let Some(c) = child.as_mut() {
+        stop(c, Duration::from_secs(2), false);
+    }
+    let r = load(&state, &yml(t.path(), 2), &[]);
+    assert!(r.stdout.contains("stored serial 8 ("), "{}", r.stdout);
 }
