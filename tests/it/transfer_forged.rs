@@ -131,3 +131,56 @@ fn a_swapped_or_resealed_generation_file_is_never_transferred() {
         "{log}"
     );
 }
+
+/// NOTIFY per zone is independent (risk 11): a secondary that never answers gets the reverse zone's
+/// NOTIFY at once, not after the forward one's five tries (15.5 s), and its status keeps both zones'
+/// errors.
+#[test]
+fn notify_of_each_zone_goes_out_at_once_and_keeps_its_own_error() {
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, state) = (tmp.path(), state_dir(tmp.path()));
+    load_text(dir, &state, &yaml(5, ""));
+    // The silent secondary: reads every NOTIFY, answers none.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let target = silent.local_addr().unwrap().to_string();
+    let _server = start(
+        dir,
+        &state,
+        &["--allow-transfer", "127.0.0.1", "--notify", &target],
+    );
+    let started = Instant::now();
+    let mut zones = std::collections::BTreeSet::new();
+    let mut buf = [0u8; 1500];
+    while zones.len() < 2 && started.elapsed() < Duration::from_secs(5) {
+        if let Ok(n) = silent.recv(&mut buf) {
+            let m = hickory_proto::op::Message::from_vec(&buf[..n]).unwrap();
+            zones.insert(m.queries[0].name().to_ascii());
+        }
+    }
+    assert_eq!(
+        zones.len(),
+        2,
+        "in {:?} only {zones:?} was notified",
+        started.elapsed()
+    );
+    // Both give up after their tries, each with its own error kept.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let last_error = loop {
+        let st: serde_json::Value = fs::read(state.join("status.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        if let Some(e) = st["secondaries"][0]["last_error"].as_str() {
+            break e.to_string();
+        }
+        assert!(Instant::now() < deadline, "no NOTIFY failure: {st}");
+        let _ = silent.recv(&mut buf);
+    };
+    for zone in ["NOTIFY pigsty.test ", "NOTIFY 10.10.10.in-addr.arpa "] {
+        assert!(last_error.contains(zone), "{last_error}");
+    }
+}
