@@ -100,10 +100,11 @@ impl Live {
 
     fn find_newer(&self, dir: &StateDir) -> Refresh {
         let current = self.serial();
-        let files = match dir.list() {
+        // Checked on every pass, not only at start: the directory may be swapped under us.
+        let files = match dir.recheck().and_then(|()| dir.list()) {
             Ok(f) => f,
             Err(e) => {
-                let msg = format!("cannot list generations: {e}");
+                let msg = format!("cannot read generations: {e}; still serving serial {current}");
                 tracing::warn!("{msg}");
                 self.set_error(Some(LastError::Generation(msg)));
                 return Refresh::Unchanged;

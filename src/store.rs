@@ -195,6 +195,18 @@ impl StateDir {
         })
     }
 
+    /// The ownership and mode checks of [`StateDir::open`] again, for a reader that holds the
+    /// directory for long (the server's rescan): a `generations` swapped later for a symlink or a
+    /// directory others may write is refused as `load` and `history` refuse it.
+    pub fn recheck(&self) -> Result<(), StoreError> {
+        check_dir(&self.root)?;
+        let gens = self.generations_dir();
+        match fs::symlink_metadata(&gens) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            _ => check_dir(&gens),
+        }
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }

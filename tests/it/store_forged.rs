@@ -318,3 +318,57 @@ fn a_forged_apex_gets_one_verdict_from_history_and_serve() {
     let r = load(&state, &yml(t.path(), 2), &[]);
     assert!(r.stdout.contains("stored serial 8 ("), "{}", r.stdout);
 }
+
+/// The state dir is checked on every rescan (risk 10): a `generations` symlink swapped in under a
+/// running server, to a directory anyone may write, is refused as `load` and `history` refuse it,
+/// and the server keeps serving what it served.
+#[test]
+fn a_generations_symlink_swapped_in_later_is_refused_by_the_rescan() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    assert_eq!(load(&state, &yml(t.path(), 1), &[]).code, 0);
+    // Elsewhere, a valid newer generation in a directory writable by all.
+    let other = t.path().join("other");
+    for n in 1..=2 {
+        assert_eq!(load(&other, &yml(t.path(), n), &[]).code, 0);
+    }
+    let mut child = std::process::Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(&state)
+        .env_remove("PIGSTY_DNS_LISTEN")
+        .env_remove("PIGSTY_DNS_STATE_DIR")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = || -> serde_json::Value {
+        fs::read(state.join("status.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !(status()["state"] == "running" && status()["serial"] == 1) {
+        assert!(Instant::now() < deadline, "{}", status());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    fs::set_permissions(other.join("generations"), fs::Permissions::from_mode(0o777)).unwrap();
+    fs::rename(state.join("generations"), state.join("old")).unwrap();
+    std::os::unix::fs::symlink(other.join("generations"), state.join("generations")).unwrap();
+    let h = run(&["history", "--state-dir", state.to_str().unwrap()]);
+    assert_eq!(h.code, 7, "history refuses it: {}{}", h.stdout, h.stderr);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let st = status();
+        assert_eq!(st["serial"], 1, "the server followed the symlink: {st}");
+        if st["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("is not a directory"))
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no error for the symlink: {st}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop(&mut child, Duration::from_secs(2), false);
+}
