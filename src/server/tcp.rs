@@ -158,7 +158,7 @@ fn reset_on_close(stream: &TcpStream) {
 /// as well as an idle connection). The timeout is the one in force ([`Table::idle_timeout`]) each time
 /// the connection starts or resumes waiting, counted from the last complete message (or the accept).
 async fn connection(
-    mut stream: TcpStream,
+    stream: TcpStream,
     lease: Lease,
     zone: Arc<ArcSwap<ZoneView>>,
     counters: Arc<Counters>,
@@ -167,85 +167,39 @@ async fn connection(
     transfers: Option<(Arc<Transfers>, IpAddr)>,
 ) {
     let _ = stream.set_nodelay(true);
+    let mut c = Conn {
+        stream,
+        lease,
+        zone,
+        counters,
+        settings,
+        transfers,
+        out: Vec::new(),
+        scratch: Vec::with_capacity(512),
+        last_message: Instant::now(),
+    };
     let mut input = Framer::with_capacity(READ_CHUNK);
-    let mut out: Vec<u8> = Vec::new();
-    let mut scratch: Vec<u8> = Vec::with_capacity(512);
     let mut chunk = vec![0u8; READ_CHUNK];
-    let mut last_message = Instant::now();
     loop {
-        let mut close = false;
-        while let Some(frame) = input.next_frame() {
-            let Frame::Message(msg) = frame else {
-                // A zero-length message cannot be a query: close the connection.
-                close = true;
-                break;
-            };
-            // A transfer request from an allowed client: answered (in order) by the transfer module.
-            let view = zone.load();
-            if let Some((xfr, peer)) = &transfers
-                && let Some(req) = xfr.request(*peer, msg, &view, Transport::Tcp)
-            {
-                // Owned, as the transfer outlives this iteration (and a guard must not be held across await).
-                let view = arc_swap::Guard::into_inner(view);
-                let idle = lease.idle_timeout(settings.idle);
-                if (!out.is_empty() && !write_out(&mut stream, &mut out, &lease, idle).await)
-                    || !transfer(&mut stream, &mut out, &lease, idle, xfr.clone(), req, view).await
-                {
-                    return;
-                }
-                last_message = Instant::now();
-                lease.touch(last_message);
-                continue;
-            }
-            let summary =
-                answer::answer_into(&view, msg, Transport::Tcp, &settings.limits, &mut scratch);
-            match summary {
-                None => counters.dropped(),
-                Some(s) => {
-                    counters.record(&s);
-                    // answer_into never returns more than 65535 bytes over TCP.
-                    out.extend_from_slice(&(scratch.len() as u16).to_be_bytes());
-                    out.extend_from_slice(&scratch);
-                }
-            }
-            last_message = Instant::now();
-            lease.touch(last_message);
-            if out.len() >= FLUSH_AT
-                && !write_out(
-                    &mut stream,
-                    &mut out,
-                    &lease,
-                    lease.idle_timeout(settings.idle),
-                )
-                .await
-            {
-                return;
-            }
-        }
+        let Some(close) = c.answer_buffered(&mut input).await else {
+            return;
+        };
         input.compact();
-        if !out.is_empty()
-            && !write_out(
-                &mut stream,
-                &mut out,
-                &lease,
-                lease.idle_timeout(settings.idle),
-            )
-            .await
-        {
+        if !c.flush().await {
             return;
         }
         // Evicted: every query already read has been answered above; now close.
-        if close || stopping(&stop) || lease.is_evicted() {
+        if close || stopping(&stop) || c.lease.is_evicted() {
             return;
         }
-        let deadline = last_message + lease.idle_timeout(settings.idle);
+        let deadline = c.last_message + c.idle();
         let read = tokio::select! {
             biased;
             // Shutdown: what was read is answered above; a partial message cannot be.
             _ = stop_signalled(&mut stop) => return,
             // Evicted for a new connection: nothing is in flight but a partial message, which is lost.
-            _ = lease.evicted() => return,
-            r = timeout_at(deadline, stream.read(&mut chunk)) => r,
+            _ = c.lease.evicted() => return,
+            r = timeout_at(deadline, c.stream.read(&mut chunk)) => r,
         };
         match read {
             Ok(Ok(0)) | Ok(Err(_)) => return,
@@ -258,6 +212,95 @@ async fn connection(
                 input.push(&chunk[..n]);
             }
         }
+    }
+}
+
+/// One connection's state between reads.
+struct Conn {
+    stream: TcpStream,
+    lease: Lease,
+    zone: Arc<ArcSwap<ZoneView>>,
+    counters: Arc<Counters>,
+    settings: Settings,
+    transfers: Option<(Arc<Transfers>, IpAddr)>,
+    /// Answers not yet written.
+    out: Vec<u8>,
+    scratch: Vec<u8>,
+    last_message: Instant,
+}
+
+impl Conn {
+    fn idle(&self) -> Duration {
+        self.lease.idle_timeout(self.settings.idle)
+    }
+
+    /// Writes what is pending; `false`: the connection must close.
+    async fn flush(&mut self) -> bool {
+        let idle = self.idle();
+        self.out.is_empty() || write_out(&mut self.stream, &mut self.out, &self.lease, idle).await
+    }
+
+    /// Answers every complete message buffered in `input`, in order. `Some(true)`: close after
+    /// writing (a zero-length message); `None`: the connection is gone.
+    async fn answer_buffered(&mut self, input: &mut Framer) -> Option<bool> {
+        while let Some(frame) = input.next_frame() {
+            let Frame::Message(msg) = frame else {
+                // A zero-length message cannot be a query: close the connection.
+                return Some(true);
+            };
+            // A transfer request from an allowed client: answered (in order) by the transfer module.
+            let view = self.zone.load();
+            if let Some((xfr, peer)) = &self.transfers
+                && let Some(req) = xfr.request(*peer, msg, &view, Transport::Tcp)
+            {
+                // Owned, as the transfer outlives this iteration (and a guard must not be held across await).
+                let view = arc_swap::Guard::into_inner(view);
+                let (xfr, idle) = (xfr.clone(), self.idle());
+                if !self.flush().await
+                    || !transfer(
+                        &mut self.stream,
+                        &mut self.out,
+                        &self.lease,
+                        idle,
+                        xfr,
+                        req,
+                        view,
+                    )
+                    .await
+                {
+                    return None;
+                }
+                self.touch();
+                continue;
+            }
+            let summary = answer::answer_into(
+                &view,
+                msg,
+                Transport::Tcp,
+                &self.settings.limits,
+                &mut self.scratch,
+            );
+            match summary {
+                None => self.counters.dropped(),
+                Some(s) => {
+                    self.counters.record(&s);
+                    // answer_into never returns more than 65535 bytes over TCP.
+                    self.out
+                        .extend_from_slice(&(self.scratch.len() as u16).to_be_bytes());
+                    self.out.extend_from_slice(&self.scratch);
+                }
+            }
+            self.touch();
+            if self.out.len() >= FLUSH_AT && !self.flush().await {
+                return None;
+            }
+        }
+        Some(false)
+    }
+
+    fn touch(&mut self) {
+        self.last_message = Instant::now();
+        self.lease.touch(self.last_message);
     }
 }
 
