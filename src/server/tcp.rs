@@ -25,6 +25,8 @@ use crate::transport::Transport;
 use crate::zone_view::ZoneView;
 
 const READ_CHUNK: usize = 4096;
+/// What an evicted connection reads of what its client already sent, to answer it before closing.
+const DRAIN_BYTES: usize = 64 * 1024;
 /// Pending output is written once it reaches this much, so pipelined answers stay bounded.
 const FLUSH_AT: usize = 16 * 1024;
 
@@ -47,6 +49,7 @@ pub(super) async fn accept_loop(
     mut stop: watch::Receiver<bool>,
     transfers: Option<Arc<Transfers>>,
 ) {
+    fit_descriptors(table.cap());
     let mut conns = JoinSet::new();
     loop {
         tokio::select! {
@@ -83,6 +86,37 @@ pub(super) async fn accept_loop(
     drop(listener);
     // Connections answer what they already read and close; serve() bounds this with the grace period.
     while conns.join_next().await.is_some() {}
+}
+
+/// Descriptors kept beyond the TCP connections: listeners, UDP sockets, the state dir, the watcher.
+const SPARE_DESCRIPTORS: u64 = 256;
+
+/// Raises the soft limit on open files (up to the hard one) so that `cap` connections can be
+/// accepted: a soft limit of 1,024 (systemd's and most shells' default) would otherwise fail accepts
+/// with EMFILE long before the cap. Said once in the log when the hard limit is lower.
+fn fit_descriptors(cap: usize) {
+    let want = cap as u64 + SPARE_DESCRIPTORS;
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit on a valid rlimit of ours.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 || lim.rlim_cur >= want {
+            return;
+        }
+        let raised = libc::rlimit {
+            rlim_cur: want.min(lim.rlim_max),
+            rlim_max: lim.rlim_max,
+        };
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 && raised.rlim_cur >= want {
+            return;
+        }
+    }
+    tracing::warn!(
+        "the open-file limit ({}) is below the {cap} TCP connections allowed; raise it (ulimit -n, LimitNOFILE=)",
+        lim.rlim_max
+    );
 }
 
 /// Writes `out` (then clears it) within `limit`; each write that moves counts as progress, and the
@@ -197,8 +231,11 @@ async fn connection(
             biased;
             // Shutdown: what was read is answered above; a partial message cannot be.
             _ = stop_signalled(&mut stop) => return,
-            // Evicted for a new connection: nothing is in flight but a partial message, which is lost.
-            _ = c.lease.evicted() => return,
+            // Evicted for a new connection: what the client already sent is answered first.
+            _ = c.lease.evicted() => {
+                c.drain(&mut input, &mut chunk).await;
+                return;
+            }
             r = timeout_at(deadline, c.stream.read(&mut chunk)) => r,
         };
         match read {
@@ -296,6 +333,27 @@ impl Conn {
             }
         }
         Some(false)
+    }
+
+    /// Before an evicted connection closes: reads what the kernel already holds for it (without
+    /// waiting, at most [`DRAIN_BYTES`]) and answers every complete query in it, so a query sent before
+    /// the eviction is never lost with the connection. Only a partial message is.
+    async fn drain(&mut self, input: &mut Framer, chunk: &mut [u8]) {
+        let mut read = 0;
+        while read < DRAIN_BYTES {
+            match self.stream.try_read(chunk) {
+                Ok(n) if n > 0 => {
+                    input.push(&chunk[..n]);
+                    read += n;
+                    if self.answer_buffered(input).await.is_none() {
+                        return;
+                    }
+                    input.compact();
+                }
+                _ => break,
+            }
+        }
+        let _ = self.flush().await;
     }
 
     fn touch(&mut self) {
