@@ -362,6 +362,28 @@ impl Conn {
     }
 }
 
+/// Zone transfers sent at once; a further one waits (its request read) for a slot.
+const MAX_TRANSFERS: usize = 32;
+static TRANSFER_SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_TRANSFERS);
+/// `SO_SNDBUF` of a socket sending a transfer (Linux doubles it for its bookkeeping): enough to keep
+/// loopback busy, far below the megabytes the kernel would otherwise queue for a client that never reads.
+const TRANSFER_SNDBUF: libc::c_int = 64 * 1024;
+
+/// Caps the kernel's send queue of a transfer's socket; a failure only leaves the default.
+fn cap_send_buffer(stream: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid socket descriptor and an int of the size passed.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&TRANSFER_SNDBUF as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
 /// Sends one transfer, one message at a time (so a client that stops reading holds one message, and
 /// is cut by the write deadline like any stalled write). The messages are built off the async threads:
 /// the first one may read the state dir. `false`: the connection must close.
@@ -374,6 +396,18 @@ async fn transfer(
     req: Request,
     view: Arc<ZoneView>,
 ) -> bool {
+    // Bounded kernel memory (risk 9): at most MAX_TRANSFERS at once, each socket's send buffer capped,
+    // so clients that never read pin at most MAX_TRANSFERS × (2 × TRANSFER_SNDBUF + one message).
+    // The wait is ours, not the client's idling: it lasts while the running transfers move (a stalled
+    // one is cut by its write deadline), and ends if this connection is evicted.
+    let permit = tokio::select! {
+        p = TRANSFER_SLOTS.acquire() => p,
+        _ = lease.evicted() => return false,
+    };
+    let Ok(_permit) = permit else {
+        return false;
+    };
+    cap_send_buffer(stream);
     let built = tokio::task::spawn_blocking(move || xfr.respond(&req, &view)).await;
     let Ok(mut messages) = built else {
         return false;

@@ -24,4 +24,5 @@ mod store_forged;
 mod transfer;
 mod transfer_clients;
 mod transfer_forged;
+mod transfer_readers;
 mod transfer_tsig;
