@@ -20,7 +20,7 @@ pub use hickory_proto::rr::rdata::tsig::TsigError;
 use hickory_proto::rr::rdata::tsig::{
     TSIG, TsigAlgorithm, make_tsig_record, signed_bitmessage_to_buf,
 };
-use hickory_proto::rr::{Name, TSigResponseContext, TSigVerifier, TSigner};
+use hickory_proto::rr::{Name, Record, TSigResponseContext, TSigVerifier, TSigner};
 
 /// Seconds of clock difference accepted (RFC 8945 §10 recommends 300): the fudge we sign with, and
 /// the most of a request's own fudge we accept.
@@ -304,45 +304,18 @@ impl Session {
             Some(TsigError::BadKey) => {
                 TSigResponseContext::unknown_key(self.id, self.time, self.key.clone())
                     .sign(&unsigned)
+                    .map_err(|e| e.to_string())?
             }
             Some(TsigError::BadSig) => {
                 TSigResponseContext::bad_signature(self.id, self.time, self.signer.clone())
                     .sign(&unsigned)
+                    .map_err(|e| e.to_string())?
             }
             // An error about the MAC: unsigned, as BADSIG (§5.3.2).
-            Some(TsigError::BadTrunc) => Ok(Box::new(make_tsig_record(
-                self.signer.signer_name().clone(),
-                TSIG::new(
-                    TsigAlgorithm::HmacSha256,
-                    self.time,
-                    FUDGE,
-                    Vec::new(),
-                    self.id,
-                    Some(TsigError::BadTrunc),
-                    Vec::new(),
-                ),
-            ))),
-            Some(TsigError::BadTime) => {
-                let now = now().to_be_bytes()[2..].to_vec();
-                let stub = TSIG::new(
-                    TsigAlgorithm::HmacSha256,
-                    self.time,
-                    FUDGE,
-                    Vec::new(),
-                    self.id,
-                    Some(TsigError::BadTime),
-                    now,
-                );
-                let tbs = self
-                    .signer
-                    .encode_response_tbs(&self.prior, &unsigned, &stub)
-                    .map_err(|e| e.to_string())?;
-                let mac = self.signer.sign(&tbs).map_err(|e| e.to_string())?;
-                Ok(Box::new(make_tsig_record(
-                    self.signer.signer_name().clone(),
-                    stub.set_mac(mac),
-                )))
+            Some(TsigError::BadTrunc) => {
+                self.record(Vec::new(), Some(TsigError::BadTrunc), Vec::new())
             }
+            Some(TsigError::BadTime) => self.bad_time(&unsigned)?,
             _ if self.first => TSigResponseContext::new(
                 self.id,
                 self.time,
@@ -350,7 +323,8 @@ impl Session {
                 self.prior.clone(),
                 self.error,
             )
-            .sign(&unsigned),
+            .sign(&unsigned)
+            .map_err(|e| e.to_string())?,
             _ => {
                 // §5.3.1: prior MAC (with its length), the message, then the timers only.
                 let mut tbs = Vec::with_capacity(unsigned.len() + self.prior.len() + 10);
@@ -360,26 +334,51 @@ impl Session {
                 tbs.extend_from_slice(&self.time.to_be_bytes()[2..]);
                 tbs.extend_from_slice(&FUDGE.to_be_bytes());
                 let mac = self.signer.sign(&tbs).map_err(|e| e.to_string())?;
-                let tsig = TSIG::new(
-                    TsigAlgorithm::HmacSha256,
-                    self.time,
-                    FUDGE,
-                    mac,
-                    self.id,
-                    None,
-                    Vec::new(),
-                );
-                Ok(Box::new(make_tsig_record(
-                    self.signer.signer_name().clone(),
-                    tsig,
-                )))
+                self.record(mac, None, Vec::new())
             }
-        }
-        .map_err(|e| e.to_string())?;
+        };
         self.prior = record.data.mac.clone();
         self.first = false;
         m.signature = Some(record);
         Ok(())
+    }
+
+    /// BADTIME: signed over the request's MAC, the request's time repeated and ours (48 bits) in the
+    /// other data (§5.2.3).
+    fn bad_time(&self, unsigned: &[u8]) -> Result<Box<Record<TSIG>>, String> {
+        let now = now().to_be_bytes()[2..].to_vec();
+        let stub = TSIG::new(
+            TsigAlgorithm::HmacSha256,
+            self.time,
+            FUDGE,
+            Vec::new(),
+            self.id,
+            Some(TsigError::BadTime),
+            now,
+        );
+        let tbs = self
+            .signer
+            .encode_response_tbs(&self.prior, unsigned, &stub)
+            .map_err(|e| e.to_string())?;
+        let mac = self.signer.sign(&tbs).map_err(|e| e.to_string())?;
+        Ok(Box::new(make_tsig_record(
+            self.signer.signer_name().clone(),
+            stub.set_mac(mac),
+        )))
+    }
+
+    /// A TSIG record of ours at the session's time with `mac`, `error` and `other`.
+    fn record(&self, mac: Vec<u8>, error: Option<TsigError>, other: Vec<u8>) -> Box<Record<TSIG>> {
+        let tsig = TSIG::new(
+            TsigAlgorithm::HmacSha256,
+            self.time,
+            FUDGE,
+            mac,
+            self.id,
+            error,
+            other,
+        );
+        Box::new(make_tsig_record(self.signer.signer_name().clone(), tsig))
     }
 }
 
