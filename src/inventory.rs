@@ -501,6 +501,17 @@ fn node_name(h: &Found<'_>) -> Result<Named, InputError> {
         if !cluster.is_empty() {
             let seq = match s {
                 Yaml::Int(i) if (0..=i128::from(i32::MAX)).contains(i) => *i,
+                // `1.0` and `1e0` print as `1` by Display: shown as a number, never as an integer.
+                Yaml::Float(x) => {
+                    return Err(InputError::new(
+                        s_origin,
+                        format!(
+                            "is the number {x:?}, not an integer; pg_seq is an unquoted integer \
+                             from 0 to 2147483647"
+                        ),
+                        "write pg_seq as a whole number, e.g. pg_seq: 1 (or set nodename)",
+                    ));
+                }
                 other => {
                     return Err(InputError::new(
                         s_origin,

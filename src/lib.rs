@@ -53,6 +53,7 @@ pub mod service;
 pub mod status_file;
 pub mod store;
 pub mod sys;
+pub mod text;
 pub mod transfer;
 pub mod transport;
 pub mod view_error;

@@ -207,6 +207,12 @@ impl Transfers {
             let m = messages::response(&req.head, rcode, true);
             Messages::one(m).signed(session())
         };
+        if matches!(req.tsig, Some(tsig::Checked::FormErr)) {
+            // RFC 8945 §5.2.2.1; counted with the bad signatures.
+            tracing::warn!(peer = %req.peer, zone = %req.head.query.name(), "transfer refused: TSIG MAC length (FORMERR)");
+            self.counters.tsig_badsig.fetch_add(1, Ordering::Relaxed);
+            return error(ResponseCode::FormErr);
+        }
         if let Some(refusal) = req.tsig.as_ref().and_then(tsig::Checked::refusal) {
             let why = refusal.map_or("unsigned".to_string(), |e| format!("{e:?}"));
             tracing::warn!(peer = %req.peer, zone = %req.head.query.name(), "transfer refused: TSIG {why}");

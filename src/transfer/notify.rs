@@ -1,6 +1,7 @@
 //! NOTIFY (RFC 1996): on every swap, each `serve --notify ADDR:PORT` secondary is told, for the
 //! forward and the reverse zone, that a new serial is there, so it asks for a transfer at once instead
-//! of at its next SOA refresh. Each NOTIFY is retried with back-off until it is acknowledged (a
+//! of at its next SOA refresh. The zones are notified independently (one unanswered never delays the
+//! other) and a failure keeps every zone's error. Each NOTIFY is retried with back-off until it is acknowledged (a
 //! NOTIFY response with our ID) or [`TRIES`] have passed; a newer swap replaces the retries of an older
 //! one. It runs in its own task and only reads the live view, so it never holds up a swap or an answer.
 //! With `--tsig-key` each NOTIFY is signed with the key and the answer must verify with it: a secondary
@@ -110,12 +111,27 @@ impl Notifier {
             return;
         };
         self.update(i, |s| s.pending_serial = Some(serial));
-        let mut failure = None;
-        for zone in &zones {
-            if let Err(e) = notify_one(target, zone, self.key.as_ref()).await {
-                failure = Some(format!("NOTIFY {zone} serial {serial}: {e}"));
+        // Each zone on its own: one that goes unanswered never holds up the other's NOTIFY, and each
+        // failure is kept. The set is dropped (its tasks aborted) when a newer swap aborts this one.
+        let mut set = tokio::task::JoinSet::new();
+        for zone in zones {
+            let key = self.key.clone();
+            set.spawn(async move {
+                notify_one(target, &zone, key.as_ref())
+                    .await
+                    .map_err(|e| format!("NOTIFY {zone} serial {serial}: {e}"))
+            });
+        }
+        let mut failures = Vec::new();
+        while let Some(done) = set.join_next().await {
+            match done {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(e),
+                Err(e) => failures.push(format!("NOTIFY serial {serial}: {e}")),
             }
         }
+        failures.sort();
+        let failure = (!failures.is_empty()).then(|| crate::text::bound(failures.join("; ")));
         match failure {
             None => {
                 tracing::info!(secondary = %target, serial, "NOTIFY acknowledged");
