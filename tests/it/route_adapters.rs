@@ -151,10 +151,23 @@ pub const META_10: &str = "all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n
 /// The same host moved to another /24.
 pub const META_12: &str = "all:\n  hosts:\n    10.10.12.10: { nodename: meta }\n";
 
+/// A root that models a stock host for NSS (issue 23): Debian's `hosts:` line with nss-resolve, so
+/// a route can take effect; tests of the hosts file write their own.
+pub fn host_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("etc")).unwrap();
+    std::fs::write(
+        root.path().join("etc/nsswitch.conf"),
+        "hosts:          files resolve [!UNAVAIL=return] dns myhostname\n",
+    )
+    .unwrap();
+    root
+}
+
 impl T {
     fn new(f: Facts) -> T {
         T {
-            root: tempfile::tempdir().unwrap(),
+            root: host_root(),
             runner: healthy(),
             facts: f,
             preflight: ok_preflight,
@@ -221,8 +234,11 @@ impl T {
         std::fs::read_to_string(files::under(self.root(), abs)).ok()
     }
     /// Every file under the root (relative paths), to prove "nothing written".
+    /// What the commands left under the root, without the host's own nsswitch.conf.
     fn tree(&self) -> Vec<String> {
-        crate::util::tree(self.root())
+        let mut t = crate::util::tree(self.root());
+        t.retain(|p| p != "etc/nsswitch.conf");
+        t
     }
 }
 
