@@ -270,6 +270,7 @@ async fn serve(
                 follow: follow.as_ref().map(|p| p.display().to_string()),
                 last_error: info.last_error.map(|e| e.to_string()),
                 counters: counters.snapshot(),
+                nxdomain_names: Some(counters.nxdomain_names()),
             };
             let Ok(mut last) = last.lock() else { return };
             let changed = last.as_ref().is_none_or(|l| {

@@ -92,6 +92,10 @@ pub struct Status {
     /// Why the newest generation or the followed file is not live, if it is not.
     pub last_error: Option<String>,
     pub counters: CountersSnapshot,
+    /// The last names answered NXDOMAIN over UDP, oldest first (`server::counters::NXDOMAIN_NAMES` at
+    /// most): where the route's checks find their own random probe names. `None` from a server before it.
+    #[serde(default)]
+    pub nxdomain_names: Option<Vec<String>>,
 }
 
 impl Status {
@@ -170,6 +174,7 @@ mod tests {
             follow: None,
             last_error: None,
             counters: CountersSnapshot::default(),
+            nxdomain_names: Some(vec!["x.pigsty.test".into()]),
         }
     }
 

@@ -10,14 +10,14 @@
 //! `reach    :`, `order    :`.
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
 use super::adapter::macos::{self, SCUTIL};
-use super::files::{self, under};
+use super::files::under;
 use crate::defaults::MDNS_PORT;
-use crate::sys::{Runner, argv, fs::temp_prefix};
+use crate::sys::{Runner, argv};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -81,6 +81,12 @@ impl Resolver {
             && self.port == Some(server.port())
     }
 
+    /// configd's `Request A records` flag (`DNS_RESOLVER_FLAGS_REQUEST_A_RECORDS`, 0x0002): without it
+    /// mDNSResponder answers the A question of a getaddrinfo with default hints as unusable, locally.
+    pub fn requests_a(&self) -> bool {
+        self.flags.iter().any(|f| f == FLAG_A)
+    }
+
     /// `resolver #9 (for scoped queries): nameserver 10.8.0.1, if_index 17 (utun4), flags Scoped`.
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
@@ -108,13 +114,18 @@ impl Resolver {
     }
 }
 
+/// The flag names as `dnsinfo_logging.h` prints them.
+pub const FLAG_A: &str = "Request A records";
+
 /// Every resolver block of `scutil --dns` (also `scutil -d --dns`, whose flags carry a hex prefix).
 pub fn parse(text: &str) -> Vec<Resolver> {
     let mut out: Vec<Resolver> = Vec::new();
     let mut section = Section::Default;
     let mut cur: Option<Resolver> = None;
-    for line in text.lines() {
-        let t = line.trim();
+    // Split on `\n` and trim blanks only: a value keeps a `\r` configd read from a CRLF file (a domain
+    // `pigsty.test\r` is another name).
+    for line in text.split('\n') {
+        let t = line.trim_matches(' ');
         if let Some(rest) = t.strip_prefix("DNS configuration") {
             out.extend(cur.take());
             section = match rest.trim() {
@@ -141,7 +152,7 @@ pub fn parse(text: &str) -> Vec<Resolver> {
         else {
             continue;
         };
-        let value = value.trim();
+        let value = value.trim_matches(' ');
         match key.trim() {
             "domain" => r.domain = Some(value.to_string()),
             "options" => r.options = Some(value.to_string()),
@@ -158,13 +169,35 @@ pub fn parse(text: &str) -> Vec<Resolver> {
     out
 }
 
-/// `Scoped, Request A records`, or with `-d` `0x00000003 (Scoped, Request A records)`.
+/// configd's resolver flags (`dnsinfo/dnsinfo.h`), in the order `dnsinfo_logging.h` prints them.
+const FLAG_BITS: [(u32, &str); 5] = [
+    (0x1000, "Scoped"),
+    (0x2000, "Service-specific"),
+    (0x4000, "Supplemental"),
+    (0x0002, FLAG_A),
+    (0x0004, "Request AAAA records"),
+];
+
+/// `Scoped, Request A records`, or with `-d` `0x00001002 (Scoped, Request A records)`: then the hex
+/// value is what counts (the names are made from it), unknown bits kept as `0x…`.
 fn parse_flags(v: &str) -> Vec<String> {
-    let v = match v.split_once(" (") {
-        Some((hex, rest)) if hex.starts_with("0x") => rest.trim_end_matches(')'),
-        _ if v.starts_with("0x") => "",
-        _ => v,
-    };
+    let hex = v
+        .split_whitespace()
+        .next()
+        .and_then(|w| w.strip_prefix("0x"))
+        .and_then(|h| u32::from_str_radix(h, 16).ok());
+    if let Some(bits) = hex {
+        let mut names: Vec<String> = FLAG_BITS
+            .iter()
+            .filter(|(b, _)| bits & b != 0)
+            .map(|(_, n)| n.to_string())
+            .collect();
+        let rest = FLAG_BITS.iter().fold(bits, |r, (b, _)| r & !b);
+        if rest != 0 {
+            names.push(format!("0x{rest:08x}"));
+        }
+        return names;
+    }
     v.split(',')
         .map(str::trim)
         .filter(|f| !f.is_empty())
@@ -179,6 +212,15 @@ pub fn route_block(
     server: SocketAddr,
 ) -> Result<String, String> {
     if let Some(r) = resolvers.iter().find(|r| r.is_route(zone, server)) {
+        if !r.requests_a() {
+            return Err(format!(
+                "scutil --dns lists {} for domain {zone}, without `{FLAG_A}`: mDNSResponder answers \
+                 the A lookups of ordinary programs (getaddrinfo's default hints) as unusable without \
+                 asking the daemon; the file needs its `flags {}` line",
+                r.describe(),
+                macos::FLAGS
+            ));
+        }
         return Ok(format!(
             "scutil --dns lists {} for domain {zone}",
             r.describe()
@@ -203,96 +245,67 @@ pub fn route_block(
     }
 }
 
-/// One entry of `/etc/resolver` as configd reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolverFile {
-    pub path: PathBuf,
-    pub name: String,
-    /// The first `domain` line (trailing dots trimmed), else the file name.
-    pub domain: String,
-    /// The domain came from a `domain` line, not the file name.
-    pub domain_line: bool,
-    pub nameservers: Vec<String>,
-    pub port: Option<u16>,
-    pub options: Option<String>,
-    /// Carries pigsty-dns's ownership marker.
-    pub ours: bool,
-}
+mod flatfile;
 
-/// configd's reading of one file: `#` and `;` lines are comments, keywords are case-insensitive, the
-/// first `domain` (and `port`, `options`) and up to three `nameserver` lines count; a file with no
-/// keyword configd knows is no resolver at all.
-pub fn read_file(path: &Path) -> Option<ResolverFile> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let name = path.file_name()?.to_string_lossy().into_owned();
-    let mut f = ResolverFile {
-        path: path.to_path_buf(),
-        domain: name.clone(),
-        name,
-        domain_line: false,
-        nameservers: vec![],
-        port: None,
-        options: None,
-        ours: files::owned(&text).is_some(),
-    };
-    let mut known = false;
-    for line in text.lines() {
-        let mut w = line.split_whitespace();
-        let (Some(key), Some(first)) = (w.next(), w.next()) else {
-            continue;
-        };
-        if key.starts_with('#') || key.starts_with(';') {
-            continue;
-        }
-        match key.to_ascii_lowercase().as_str() {
-            "domain" if !f.domain_line => {
-                let d = first.trim_end_matches('.');
-                if !d.is_empty() {
-                    f.domain = d.to_string();
-                    f.domain_line = true;
-                }
-            }
-            "nameserver" if f.nameservers.len() < 3 => f.nameservers.push(first.to_string()),
-            "port" if f.port.is_none() => f.port = first.parse().ok(),
-            "options" if f.options.is_none() => {
-                f.options = Some(
-                    std::iter::once(first)
-                        .chain(w)
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                )
-            }
-            "domain" | "nameserver" | "port" | "options" | "flags" | "interface" | "search"
-            | "search_order" | "sortlist" | "timeout" => {}
-            _ => continue,
-        }
-        known = true;
-    }
-    known.then_some(f)
-}
+pub use flatfile::{ResolverFile, read_dir, read_file};
 
-/// Every entry of the resolver directory configd would read (every name but `.` and `..`, dotfiles
-/// included), in directory order.
-pub fn read_dir(dir: &Path) -> Vec<ResolverFile> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return vec![];
-    };
-    rd.flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
-        .filter_map(|e| read_file(&e.path()))
-        .collect()
+/// `domain` is `zone` or a name under it: mDNSResponder picks the resolver with the longest matching
+/// domain, so one for `db.pigsty.test` takes that subtree away from the zone's.
+pub fn within(domain: &str, zone: &str) -> bool {
+    let (d, z) = (norm(domain), norm(zone));
+    d == z || d.ends_with(&format!(".{z}"))
 }
 
 impl ResolverFile {
     /// The `scutil --dns` block configd makes of this file.
     fn explains(&self, r: &Resolver) -> bool {
         r.section == Section::Default
-            && r.domain
-                .as_deref()
-                .is_some_and(|d| norm(d) == norm(&self.domain))
+            && r.domain.as_deref().map(norm) == self.domain.as_deref().map(norm)
             && r.port == self.port.filter(|p| *p != 0)
-            && r.nameservers.first().map(|n| n.parse::<IpAddr>().ok())
-                == self.nameservers.first().map(|n| n.parse::<IpAddr>().ok())
+            && r.nameservers.first().and_then(|n| n.parse::<IpAddr>().ok())
+                == self.nameservers.first().copied()
+    }
+
+    /// What configd makes of it, for a claim on `zone`.
+    fn claim(&self, zone: &str) -> Claim {
+        let shown = Path::new(macos::DIR).join(&self.name);
+        let domain = self.domain.as_deref().unwrap_or_default();
+        if self.ours && macos::is_temp_name(&self.name) {
+            return Claim {
+                what: format!(
+                    "{}: a temporary file an interrupted pigsty-dns write left behind; configd reads it as a resolver for {domain}",
+                    shown.display()
+                ),
+                stale_ours: true,
+            };
+        }
+        let inside = if norm(domain) == norm(zone) {
+            String::new()
+        } else {
+            format!(", inside {zone}: lookups under it go there, the longest domain winning")
+        };
+        Claim {
+            what: format!(
+                "{}: configd reads it as a resolver for {domain}{inside} ({}nameserver {}{})",
+                shown.display(),
+                if self.domain_line {
+                    format!("its `domain {domain}` line; ")
+                } else {
+                    String::new()
+                },
+                if self.nameservers.is_empty() {
+                    "none".into()
+                } else {
+                    self.nameservers
+                        .iter()
+                        .map(IpAddr::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                },
+                self.port.map(|p| format!(", port {p}")).unwrap_or_default()
+            ),
+            stale_ours: false,
+        }
     }
 }
 
@@ -304,9 +317,10 @@ pub struct Claim {
     pub stale_ours: bool,
 }
 
-/// Every resolver for `zone` besides the route's own file: other entries of `/etc/resolver` (by their
-/// `domain` line or their name, dotfiles included) and blocks of `scutil --dns` no file there explains
-/// (a VPN's supplemental or scoped resolver, a configuration profile).
+/// Every resolver for `zone` or a domain under it besides the route's own file: other entries of
+/// `/etc/resolver` (by their `domain` line or their name, dotfiles included, read as configd reads
+/// them) and blocks of `scutil --dns` no file there explains (a VPN's supplemental or scoped
+/// resolver, a configuration profile).
 pub fn claimants(root: &Path, runner: &mut dyn Runner, zone: &str) -> Vec<Claim> {
     let files = read_dir(&under(root, macos::DIR));
     let target = macos::path_for(zone);
@@ -314,51 +328,24 @@ pub fn claimants(root: &Path, runner: &mut dyn Runner, zone: &str) -> Vec<Claim>
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let stale = temp_prefix(Path::new(&target));
-    let mut claims = Vec::new();
-    for f in files.iter().filter(|f| norm(&f.domain) == norm(zone)) {
-        if f.name == target_name {
-            continue;
-        }
-        let shown = Path::new(macos::DIR).join(&f.name);
-        if f.ours && f.name.starts_with(&stale) {
-            claims.push(Claim {
-                what: format!(
-                    "{}: a temporary file an interrupted pigsty-dns write left behind; configd reads it as a resolver for {zone}",
-                    shown.display()
-                ),
-                stale_ours: true,
-            });
-            continue;
-        }
-        claims.push(Claim {
-            what: format!(
-                "{}: configd reads it as a resolver for {zone} ({}nameserver {}{})",
-                shown.display(),
-                if f.domain_line {
-                    format!("its `domain {}` line; ", f.domain)
-                } else {
-                    String::new()
-                },
-                if f.nameservers.is_empty() {
-                    "none".into()
-                } else {
-                    f.nameservers.join(" ")
-                },
-                f.port.map(|p| format!(", port {p}")).unwrap_or_default()
-            ),
-            stale_ours: false,
-        });
-    }
+    let mut claims: Vec<Claim> = files
+        .iter()
+        .filter(|f| f.domain.as_deref().is_some_and(|d| within(d, zone)))
+        .filter(|f| f.name != target_name)
+        .map(|f| f.claim(zone))
+        .collect();
     let out = runner.run(&argv(&[SCUTIL, "--dns"]));
     if out.ok() {
-        for r in parse(&out.stdout).iter().filter(|r| r.serves(zone)) {
+        for r in parse(&out.stdout)
+            .iter()
+            .filter(|r| r.domain.as_deref().is_some_and(|d| within(d, zone)))
+        {
             if files.iter().any(|f| f.explains(r)) {
                 continue;
             }
             claims.push(Claim {
                 what: format!(
-                    "scutil --dns {}: {} for {zone} too",
+                    "scutil --dns {}: {} for {} too",
                     r.describe(),
                     if r.flags.iter().any(|f| f == "Supplemental" || f == "Scoped")
                         || r.if_index.is_some()
@@ -366,7 +353,8 @@ pub fn claimants(root: &Path, runner: &mut dyn Runner, zone: &str) -> Vec<Claim>
                         "a VPN or network service resolves"
                     } else {
                         "another configuration resolves"
-                    }
+                    },
+                    r.domain.as_deref().unwrap_or(zone)
                 ),
                 stale_ours: false,
             });
@@ -375,9 +363,32 @@ pub fn claimants(root: &Path, runner: &mut dyn Runner, zone: &str) -> Vec<Claim>
     claims
 }
 
+/// [`claimants`] of every zone the route carries: `zone`, and the zones of the route's own files in
+/// `/etc/resolver` (the reverse zone's), each claim once.
+pub fn route_claimants(root: &Path, runner: &mut dyn Runner, zone: &str) -> Vec<Claim> {
+    let mut zones = vec![zone.to_string()];
+    for f in read_dir(&under(root, macos::DIR)) {
+        if let Some(d) = f.domain.filter(|_| f.ours && !macos::is_temp_name(&f.name))
+            && !zones.iter().any(|z| norm(z) == norm(&d))
+        {
+            zones.push(d);
+        }
+    }
+    let mut claims: Vec<Claim> = Vec::new();
+    for z in &zones {
+        for c in claimants(root, runner, z) {
+            if !claims.contains(&c) {
+                claims.push(c);
+            }
+        }
+    }
+    claims
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::route::files;
 
     /// A Mac on Wi-Fi with the route installed, as `scutil --dns` prints it (dnsinfo_logging.h,
     /// non-debug: flags without their hex, reach with it).
@@ -516,9 +527,7 @@ resolver #3
 
     /// A split-DNS VPN (utun) that also resolves pigsty.test: a supplemental resolver in the default
     /// section and a scoped one, the latter printed with `scutil -d --dns` (hex flags).
-    #[test]
-    fn a_vpn_supplemental_and_scoped_resolver() {
-        let vpn = "DNS configuration
+    const VPN: &str = "DNS configuration
 
 resolver #1
   search domain[0] : corp.example
@@ -532,7 +541,7 @@ resolver #2
   domain   : pigsty.test
   nameserver[0] : 10.8.0.1
   if_index : 17 (utun4)
-  flags    : 0x00000006 (Supplemental, Request A records)
+  flags    : 0x00004002 (Supplemental, Request A records)
   reach    : 0x00000003 (Reachable,Transient Connection)
   order    : 102402
 
@@ -549,12 +558,15 @@ resolver #1
   domain   : pigsty.test
   nameserver[0] : 10.8.0.1
   if_index : 17 (utun4)
-  flags    : 0x00000003 (Scoped, Request A records)
+  flags    : 0x00001002 (Scoped, Request A records)
   reach    : 0x00000003 (Reachable,Transient Connection)
 
 generation = 4711
 ";
-        let rs = parse(vpn);
+
+    #[test]
+    fn a_vpn_supplemental_and_scoped_resolver() {
+        let rs = parse(VPN);
         assert_eq!(rs.len(), 4);
         assert_eq!(rs[1].flags, ["Supplemental", "Request A records"]);
         assert_eq!(rs[1].if_index.as_deref(), Some("17 (utun4)"));
@@ -574,6 +586,77 @@ generation = 4711
             })
             .collect();
         assert_eq!(others.len(), 2);
+    }
+
+    /// The route's block without `Request A records` (offline or IPv6-only, a file without `flags a`):
+    /// configd lists it, but getaddrinfo's A question never reaches the daemon.
+    #[test]
+    fn the_route_block_must_request_a_records() {
+        let offline = "DNS configuration
+
+resolver #1
+  domain   : pigsty.test
+  nameserver[0] : 127.0.0.1
+  port     : 5354
+  flags    : 
+  reach    : 0x00030002 (Reachable,Local Address,Directly Reachable Address)
+
+resolver #2
+  domain   : other.test
+  nameserver[0] : 127.0.0.1
+  port     : 5354
+  flags    : 0x00000004 (Request AAAA records)
+  reach    : 0x00030002 (Reachable,Local Address,Directly Reachable Address)
+";
+        let rs = parse(offline);
+        assert!(rs[0].flags.is_empty() && !rs[0].requests_a());
+        assert_eq!(rs[1].flags, ["Request AAAA records"]);
+        for zone in ["pigsty.test", "other.test"] {
+            let e = route_block(&rs, zone, server("127.0.0.1:5354")).unwrap_err();
+            assert!(
+                e.contains("without `Request A records`") && e.contains("`flags a` line"),
+                "{e}"
+            );
+        }
+    }
+
+    /// A domain configd read from a CRLF file keeps its `\r` in `scutil --dns`: another name.
+    #[test]
+    fn a_carriage_return_stays_in_the_domain() {
+        let rs = parse(
+            "DNS configuration\n\nresolver #1\n  domain   : pigsty.test\r\n  nameserver[0] : 10.1.2.3\n",
+        );
+        assert_eq!(rs[0].domain.as_deref(), Some("pigsty.test\r"));
+        assert!(!rs[0].serves("pigsty.test") && !within("pigsty.test\r", "pigsty.test"));
+        assert!(within("db.PIGSTY.test.", "pigsty.test") && !within("xpigsty.test", "pigsty.test"));
+    }
+
+    /// With `-d` the hex is configd's value: the names come from it, and agree with the printed ones.
+    #[test]
+    fn debug_flags_are_read_from_their_hex() {
+        assert_eq!(
+            parse_flags("0x00001002 (Scoped, Request A records)"),
+            ["Scoped", "Request A records"]
+        );
+        assert_eq!(
+            parse_flags("0x00004006 (Supplemental, Request A records, Request AAAA records)"),
+            ["Supplemental", "Request A records", "Request AAAA records"]
+        );
+        assert_eq!(parse_flags("0x00000000"), Vec::<String>::new());
+        assert_eq!(
+            parse_flags("0x00010002 (Request A records, 0x00010000)"),
+            ["Request A records", "0x00010000"]
+        );
+        // Every fixture with a hex value prints the names of exactly its bits.
+        for line in [WIFI_WITH_ROUTE, VPN]
+            .iter()
+            .flat_map(|t| t.lines())
+            .filter_map(|l| l.trim().strip_prefix("flags    : 0x"))
+        {
+            let (_, names) = line.split_once(" (").unwrap();
+            let printed: Vec<&str> = names.trim_end_matches(')').split(", ").collect();
+            assert_eq!(parse_flags(&format!("0x{line}")), printed, "{line}");
+        }
     }
 
     /// `/etc/resolver/pigsty.test` with `port 5353` (the old default): configd lists it, mDNSResponder
@@ -626,14 +709,20 @@ resolver #2
         let names: Vec<&str> = fs.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, [".hidden", "corp", "pigsty.test"]);
         assert_eq!(
-            (fs[0].domain.as_str(), fs[0].domain_line),
-            (".hidden", false)
+            (fs[0].domain.as_deref(), fs[0].domain_line),
+            (Some(".hidden"), false)
         );
         assert_eq!(
-            (fs[1].domain.as_str(), fs[1].domain_line),
-            ("pigsty.test", true)
+            (fs[1].domain.as_deref(), fs[1].domain_line),
+            (Some("pigsty.test"), true)
         );
-        assert_eq!(fs[1].nameservers, ["10.1.2.3", "10.1.2.4"]);
+        assert_eq!(
+            fs[1].nameservers,
+            [
+                "10.1.2.3".parse::<IpAddr>().unwrap(),
+                "10.1.2.4".parse().unwrap()
+            ]
+        );
         assert!(fs[2].ours && !fs[1].ours);
         assert_eq!(fs[2].port, Some(5354));
     }

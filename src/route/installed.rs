@@ -10,7 +10,6 @@ use super::detect::Facts;
 use super::files::{self, Owned};
 use super::journal::Journal;
 use crate::defaults::{LISTEN, ZONE};
-use crate::sys::fs::temp_prefix;
 
 fn cidr(s: &str) -> Option<(Ipv4Addr, u8)> {
     let (a, p) = s.split_once('/')?;
@@ -156,16 +155,12 @@ pub fn orphans(root: &Path) -> Vec<(PathBuf, Owned)> {
         .collect()
 }
 
-/// Temporary files an interrupted write left behind for the macOS resolver file, found by their
-/// name and the ownership marker, in `/etc/resolver` (where older releases put them, and where each
-/// is a live resolver) and in `/private/etc` (where they go now).
+/// Temporary files an interrupted write left behind for a macOS resolver file, of any zone (the
+/// zone's, the reverse zone's of whichever /24, another `--zone`'s), found by their name and the
+/// ownership marker, in `/etc/resolver` (where older releases put them, and where each is a live
+/// resolver) and in `/private/etc` (where they go now).
 pub fn stale_temps(root: &Path) -> Vec<PathBuf> {
-    let target = macos::path_for(ZONE);
-    let prefix = temp_prefix(Path::new(&target));
-    // The reverse zone's file, whichever /24 it was for: `.<C.B.A.in-addr.arpa>.pigsty-dns-tmp.…`.
-    let tail = temp_prefix(Path::new(".in-addr.arpa"));
-    let tail = tail.trim_start_matches('.');
-    let is_temp = |n: &str| n.starts_with(&prefix) || (n.starts_with('.') && n.contains(tail));
+    let is_temp = macos::is_temp_name;
     let mut found = Vec::new();
     for dir in [macos::DIR, macos::TEMP_DIR] {
         let Ok(rd) = std::fs::read_dir(files::under(root, dir)) else {

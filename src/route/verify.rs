@@ -17,6 +17,8 @@ use super::live::Live;
 use crate::status_file::{self, CountersSnapshot, Status};
 use crate::sys::argv;
 
+mod mac;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
     pub check: String,
@@ -51,91 +53,108 @@ pub fn scope(
     p: &Params,
     wait: Duration,
 ) -> Result<String, String> {
-    let server = p.server.to_string();
-    let domains = p.routing_domains();
-    let domain = domains.join(" ");
-    let missing = |t: &str| domains.iter().find(|d| !t.contains(d.as_str())).cloned();
     match adapter {
-        AdapterName::ResolvedLink => poll(wait, || {
-            let out = ctx
-                .runner
-                .run(&argv(&["resolvectl", "--no-pager", "status", &p.link]));
-            if !out.ok() {
-                return Err(format!("resolvectl status {}: {}", p.link, out.summary()));
-            }
-            let t = &out.stdout;
-            if t.contains("Current Scopes: none") || !t.contains("Current Scopes: DNS") {
-                return Err(format!(
-                    "link {} has no DNS scope (Current Scopes: none): zone names would leak to the default upstream; \
-                     the link needs its non-link-local address and must be up",
-                    p.link
-                ));
-            }
-            if !t.contains("-DefaultRoute") {
-                return Err(format!(
-                    "link {} is a DNS default route: other names would reach the daemon",
-                    p.link
-                ));
-            }
-            if !t.contains(&server) || missing(t).is_some() {
-                return Err(format!(
-                    "link {} does not carry DNS {server} and domain(s) {domain}",
-                    p.link
-                ));
-            }
-            Ok(format!(
-                "link {}: Current Scopes: DNS, -DefaultRoute, {server}, {domain}",
-                p.link
-            ))
-        }),
-        AdapterName::ResolvedDelegate => poll(wait, || {
-            let out = ctx
-                .runner
-                .run(&argv(&["resolvectl", "--no-pager", "status"]));
-            let header = format!("Delegate {DELEGATE_ID}");
-            match status_section(&out.stdout, &header) {
-                Some(rest) if rest.contains(&server) => match missing(rest) {
-                    None => Ok(format!(
-                        "resolvectl status lists {header} with {server}, {domain}"
-                    )),
-                    Some(d) => Err(format!("{header} does not list the domain {d}")),
-                },
-                Some(_) => Err(format!("{header} does not list {server}")),
-                None => Err(format!(
-                    "resolvectl status lists no {header}: resolved has not read the delegate file"
-                )),
-            }
-        }),
-        // One block must carry the domain, our nameserver and our port (configd's view; whether
-        // mDNSResponder uses it is what the counters check proves).
-        AdapterName::MacosResolver => poll(wait, || {
-            let out = ctx.runner.run(&argv(&[macos::SCUTIL, "--dns"]));
-            if !out.ok() {
-                return Err(format!("scutil --dns: {}", out.summary()));
-            }
-            let resolvers = dnsinfo::parse(&out.stdout);
-            let blocks = p
-                .zones()
-                .iter()
-                .map(|z| dnsinfo::route_block(&resolvers, z, p.server))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(blocks.join("; "))
-        }),
-        AdapterName::ResolvedGlobal => {
-            let out = ctx
-                .runner
-                .run(&argv(&["resolvectl", "--no-pager", "status"]));
-            match missing(&out.stdout) {
-                _ if !out.stdout.contains(&server) => {
-                    Err(format!("resolvectl status does not list {server}"))
-                }
-                Some(d) => Err(format!("resolvectl status does not list the domain {d}")),
-                None => Ok(format!("resolvectl status lists {server}, {domain}")),
-            }
-        }
+        AdapterName::ResolvedLink => poll(wait, || link_scope(ctx, p)),
+        AdapterName::ResolvedDelegate => poll(wait, || delegate_scope(ctx, p)),
+        AdapterName::MacosResolver => poll(wait, || macos_scope(ctx, p)),
+        AdapterName::ResolvedGlobal => global_scope(ctx, p),
         AdapterName::NmDnsmasq => {
             Ok("NetworkManager's dnsmasq has no scope to show; judged by the lookup".into())
         }
+    }
+}
+
+/// The first of the route's domains that `t` does not mention.
+fn missing_domain(p: &Params, t: &str) -> Option<String> {
+    p.routing_domains()
+        .into_iter()
+        .find(|d| !t.contains(d.as_str()))
+}
+
+fn link_scope(ctx: &mut Ctx<'_>, p: &Params) -> Result<String, String> {
+    let server = p.server.to_string();
+    let domain = p.routing_domains().join(" ");
+    let out = ctx
+        .runner
+        .run(&argv(&["resolvectl", "--no-pager", "status", &p.link]));
+    if !out.ok() {
+        return Err(format!("resolvectl status {}: {}", p.link, out.summary()));
+    }
+    let t = &out.stdout;
+    if t.contains("Current Scopes: none") || !t.contains("Current Scopes: DNS") {
+        return Err(format!(
+            "link {} has no DNS scope (Current Scopes: none): zone names would leak to the default upstream; \
+             the link needs its non-link-local address and must be up",
+            p.link
+        ));
+    }
+    if !t.contains("-DefaultRoute") {
+        return Err(format!(
+            "link {} is a DNS default route: other names would reach the daemon",
+            p.link
+        ));
+    }
+    if !t.contains(&server) || missing_domain(p, t).is_some() {
+        return Err(format!(
+            "link {} does not carry DNS {server} and domain(s) {domain}",
+            p.link
+        ));
+    }
+    Ok(format!(
+        "link {}: Current Scopes: DNS, -DefaultRoute, {server}, {domain}",
+        p.link
+    ))
+}
+
+fn delegate_scope(ctx: &mut Ctx<'_>, p: &Params) -> Result<String, String> {
+    let server = p.server.to_string();
+    let domain = p.routing_domains().join(" ");
+    let out = ctx
+        .runner
+        .run(&argv(&["resolvectl", "--no-pager", "status"]));
+    let header = format!("Delegate {DELEGATE_ID}");
+    match status_section(&out.stdout, &header) {
+        Some(rest) if rest.contains(&server) => match missing_domain(p, rest) {
+            None => Ok(format!(
+                "resolvectl status lists {header} with {server}, {domain}"
+            )),
+            Some(d) => Err(format!("{header} does not list the domain {d}")),
+        },
+        Some(_) => Err(format!("{header} does not list {server}")),
+        None => Err(format!(
+            "resolvectl status lists no {header}: resolved has not read the delegate file"
+        )),
+    }
+}
+
+/// One block must carry the domain, our nameserver and our port (configd's view; whether
+/// mDNSResponder uses it is what the counters check proves).
+fn macos_scope(ctx: &mut Ctx<'_>, p: &Params) -> Result<String, String> {
+    let out = ctx.runner.run(&argv(&[macos::SCUTIL, "--dns"]));
+    if !out.ok() {
+        return Err(format!("scutil --dns: {}", out.summary()));
+    }
+    let resolvers = dnsinfo::parse(&out.stdout);
+    let blocks = p
+        .zones()
+        .iter()
+        .map(|z| dnsinfo::route_block(&resolvers, z, p.server))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(blocks.join("; "))
+}
+
+fn global_scope(ctx: &mut Ctx<'_>, p: &Params) -> Result<String, String> {
+    let server = p.server.to_string();
+    let domain = p.routing_domains().join(" ");
+    let out = ctx
+        .runner
+        .run(&argv(&["resolvectl", "--no-pager", "status"]));
+    match missing_domain(p, &out.stdout) {
+        _ if !out.stdout.contains(&server) => {
+            Err(format!("resolvectl status does not list {server}"))
+        }
+        Some(d) => Err(format!("resolvectl status does not list the domain {d}")),
+        None => Ok(format!("resolvectl status lists {server}, {domain}")),
     }
 }
 
@@ -191,77 +210,26 @@ fn name_checks(
     live: Option<&Live>,
     wait: Duration,
 ) -> Vec<Check> {
-    let mut v = Vec::new();
     let want: Ipv4Addr = match (ctx.lookup_a)(p.server, name) {
         Ok(Some(a)) => a,
         Ok(None) => {
-            v.push(check(
+            return vec![check(
                 "served name",
                 false,
                 format!("the daemon has no A record for {name}"),
-            ));
-            return v;
+            )];
         }
-        Err(e) => {
-            v.push(check("served name", false, e));
-            return v;
-        }
+        Err(e) => return vec![check("served name", false, e)],
     };
-    let want_s = want.to_string();
+    let mut v = Vec::new();
     if uses_resolved(adapter) {
-        let r = poll(wait, || {
-            let out = ctx
-                .runner
-                .run(&argv(&["resolvectl", "--cache=no", "query", "-4", name]));
-            match first_word_after_colon(&out.stdout) {
-                Some(a) if out.ok() && a == want_s => Ok(format!("resolvectl query {name}: {a}")),
-                _ => Err(format!(
-                    "resolvectl query {name}: {} (want {want})",
-                    out.summary()
-                )),
-            }
-        });
-        v.push(match r {
-            Ok(d) => check("resolvectl query", true, d),
-            Err(e) => check("resolvectl query", false, e),
-        });
+        v.push(resolvectl_forward(ctx, name, want, wait));
     }
     if adapter == AdapterName::MacosResolver {
-        let line = format!("ip_address: {want}");
-        let r = poll(wait, || {
-            let out = dscacheutil(ctx, name);
-            if out.ok() && out.stdout.lines().any(|l| l.trim() == line) {
-                Ok(format!("dscacheutil -q host -a name {name}: {want}"))
-            } else {
-                Err(format!(
-                    "dscacheutil -q host -a name {name}: {} (want {want})",
-                    if out.ok() && out.stdout.trim().is_empty() {
-                        "no address".to_string()
-                    } else {
-                        out.summary()
-                    }
-                ))
-            }
-        });
-        v.push(match r {
-            Ok(d) => check("dscacheutil", true, d),
-            Err(e) => check("dscacheutil", false, e),
-        });
+        v.push(mac::dscacheutil_forward(ctx, name, want, wait));
+        v.push(mac::getaddrinfo_forward(ctx, name, want, wait));
     } else {
-        let r = poll(wait, || {
-            let out = ctx.runner.run(&argv(&["getent", "ahostsv4", name]));
-            match out.stdout.split_whitespace().next() {
-                Some(a) if out.ok() && a == want_s => Ok(format!("getent ahostsv4 {name}: {a}")),
-                _ => Err(format!(
-                    "getent ahostsv4 {name}: {} (want {want})",
-                    out.summary()
-                )),
-            }
-        });
-        v.push(match r {
-            Ok(d) => check("getent ahostsv4", true, d),
-            Err(e) => check("getent ahostsv4", false, e),
-        });
+        v.push(getent_forward(ctx, name, want, wait));
     }
     if let Some(rev) = &p.reverse {
         let [a, b, c, _] = want.octets();
@@ -277,6 +245,44 @@ fn name_checks(
         }
     }
     v
+}
+
+/// A polled check: `label` passes with `f`'s detail, or fails with its last error.
+fn polled(label: &str, wait: Duration, f: impl FnMut() -> Result<String, String>) -> Check {
+    match poll(wait, f) {
+        Ok(d) => check(label, true, d),
+        Err(e) => check(label, false, e),
+    }
+}
+
+fn resolvectl_forward(ctx: &mut Ctx<'_>, name: &str, want: Ipv4Addr, wait: Duration) -> Check {
+    let want_s = want.to_string();
+    polled("resolvectl query", wait, || {
+        let out = ctx
+            .runner
+            .run(&argv(&["resolvectl", "--cache=no", "query", "-4", name]));
+        match first_word_after_colon(&out.stdout) {
+            Some(a) if out.ok() && a == want_s => Ok(format!("resolvectl query {name}: {a}")),
+            _ => Err(format!(
+                "resolvectl query {name}: {} (want {want})",
+                out.summary()
+            )),
+        }
+    })
+}
+
+fn getent_forward(ctx: &mut Ctx<'_>, name: &str, want: Ipv4Addr, wait: Duration) -> Check {
+    let want_s = want.to_string();
+    polled("getent ahostsv4", wait, || {
+        let out = ctx.runner.run(&argv(&["getent", "ahostsv4", name]));
+        match out.stdout.split_whitespace().next() {
+            Some(a) if out.ok() && a == want_s => Ok(format!("getent ahostsv4 {name}: {a}")),
+            _ => Err(format!(
+                "getent ahostsv4 {name}: {} (want {want})",
+                out.summary()
+            )),
+        }
+    })
 }
 
 /// The name a reverse lookup printed, compared without case and trailing dot.
@@ -399,19 +405,6 @@ pub fn refused_count(status_file: &Path) -> Result<u64, String> {
     server_status(status_file).map(|s| s.counters.refused)
 }
 
-/// A host lookup through mDNSResponder, the way every macOS program's getaddrinfo goes (there is no
-/// getent on macOS; dig and nslookup bypass /etc/resolver).
-fn dscacheutil(ctx: &mut Ctx<'_>, name: &str) -> crate::sys::Output {
-    ctx.runner.run(&argv(&[
-        macos::DSCACHEUTIL,
-        "-q",
-        "host",
-        "-a",
-        "name",
-        name,
-    ]))
-}
-
 fn random_label() -> String {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -425,65 +418,23 @@ fn status_stamp(status_file: &Path) -> Option<String> {
     server_status(status_file).ok().map(|s| s.updated)
 }
 
-/// The counters as of a status write that happened after this call: waits (up to `wait`) for the
-/// server to rewrite the file, so they include every query answered before the call.
-fn fresh_counters(status_file: &Path, wait: Duration) -> Result<CountersSnapshot, String> {
+/// The status as of a write that happened after this call: waits (up to `wait`) for the server to
+/// rewrite the file, so it includes every query answered before the call.
+fn fresh_status(status_file: &Path, wait: Duration) -> Result<Status, String> {
     let first = status_stamp(status_file);
     let deadline = std::time::Instant::now() + wait;
     while std::time::Instant::now() < deadline && status_stamp(status_file) == first {
         std::thread::sleep(Duration::from_millis(100));
     }
-    server_status(status_file).map(|s| s.counters)
+    server_status(status_file)
+}
+
+fn fresh_counters(status_file: &Path, wait: Duration) -> Result<CountersSnapshot, String> {
+    fresh_status(status_file, wait).map(|s| s.counters)
 }
 
 fn fresh_refused_count(status_file: &Path, wait: Duration) -> Result<u64, String> {
     fresh_counters(status_file, wait).map(|c| c.refused)
-}
-
-/// Queries of the zone the daemon answered (a name, or NXDOMAIN for a name it does not have).
-fn zone_answers(c: &CountersSnapshot) -> u64 {
-    c.noerror + c.nxdomain
-}
-
-/// macOS: a fresh random name under the zone, looked up through mDNSResponder, must move the daemon's
-/// answer counters — the proof that the route answered, not a cache or another resolver. Polled with
-/// a new name each time (mDNSResponder applies a change after ~25 ms, and caches what it got before).
-fn zone_lookup_reaches_daemon(ctx: &mut Ctx<'_>, p: &Params, status_file: &Path) -> Check {
-    const NAME: &str = "lookup reaches the daemon";
-    let wait = ctx.status_wait;
-    let before = match fresh_counters(status_file, wait) {
-        Ok(c) => zone_answers(&c),
-        Err(e) => return check(NAME, false, e),
-    };
-    let mut tried = 0;
-    let r = poll(ctx.settle, || {
-        let name = format!("{}.{}", random_label(), p.zone);
-        tried += 1;
-        let out = dscacheutil(ctx, &name);
-        let after = zone_answers(&fresh_counters(status_file, wait)?);
-        if after > before {
-            Ok(format!(
-                "dscacheutil -q host -a name {name} reached the daemon: its answer counters went {before} -> {after}"
-            ))
-        } else {
-            Err(format!(
-                "dscacheutil -q host -a name {name} ({}) did not reach the daemon at {}: its answer counters stayed at {before}",
-                if out.ok() { "ok".into() } else { out.summary() },
-                p.server
-            ))
-        }
-    });
-    match r {
-        Ok(d) => check(NAME, true, d),
-        Err(e) => check(
-            NAME,
-            false,
-            format!(
-                "{e} ({tried} fresh name(s) tried): mDNSResponder sends {} somewhere else",
-                p.zone
-            ),
-        ),
-    }
 }
 
 /// A random name outside the zone, looked up through the native path, must leave REFUSED alone.
@@ -497,7 +448,7 @@ fn refused_unchanged(ctx: &mut Ctx<'_>, adapter: AdapterName, status_file: &Path
         ctx.runner
             .run(&argv(&["resolvectl", "--cache=no", "query", &name]));
     } else if adapter == AdapterName::MacosResolver {
-        dscacheutil(ctx, &name);
+        mac::dscacheutil(ctx, &name);
     } else {
         ctx.runner.run(&argv(&["getent", "ahostsv4", &name]));
     }
@@ -538,22 +489,32 @@ pub fn after_apply(
         v.push(soa_through_resolved(ctx, &p.zone, serial, wait));
     }
     if adapter == AdapterName::MacosResolver {
-        v.push(match ctx.status_file.clone() {
-            Some(sf) => zone_lookup_reaches_daemon(ctx, p, &sf),
-            None => check(
-                "lookup reaches the daemon",
-                false,
-                "no status file of the daemon to read its counters from: give --state-dir",
-            ),
-        });
+        v.extend(mac::lookups_reach_daemon(ctx, p, live));
     }
-    if let Some(name) = ctx.check_name.clone() {
-        v.extend(name_checks(ctx, adapter, p, &name, live, wait));
+    match served_name(ctx, adapter, live) {
+        Some(name) => v.extend(name_checks(ctx, adapter, p, &name, live, wait)),
+        None if adapter == AdapterName::MacosResolver => v.push(check(
+            "served name",
+            true,
+            "not checked: no --check-name, and no live generation with a name to ask for",
+        )),
+        None => {}
     }
     if let Some(sf) = ctx.status_file.clone() {
         v.push(refused_unchanged(ctx, adapter, &sf));
     }
     v
+}
+
+/// The name whose lookups prove an answer came back: `--check-name`, else on macOS (where nothing
+/// else proves it) the first canonical name of the live generation.
+fn served_name(ctx: &Ctx<'_>, adapter: AdapterName, live: Option<&Live>) -> Option<String> {
+    ctx.check_name.clone().or_else(|| {
+        (adapter == AdapterName::MacosResolver)
+            .then(|| live.and_then(|l| l.ptr.first()))
+            .flatten()
+            .map(|p| p.name.trim_end_matches('.').to_string())
+    })
 }
 
 /// After uninstall: the scope must be gone.

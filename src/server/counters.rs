@@ -1,5 +1,9 @@
-//! Answer counters: atomics the serving loops bump, read as a [`CountersSnapshot`] for the status file.
+//! Answer counters: atomics the serving loops bump, read as a [`CountersSnapshot`] for the status file;
+//! and the last few names answered NXDOMAIN over UDP, the evidence `route install` looks for its random
+//! probe names in (any client could move a counter; only its own lookup puts its name here).
 
+use std::collections::VecDeque;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hickory_proto::op::ResponseCode;
@@ -27,7 +31,13 @@ pub struct Counters {
     pub tcp_refused: AtomicU64,
     /// TCP connections closed to make room for a new one at the cap (the one idle the longest).
     pub tcp_evicted: AtomicU64,
+    /// The last [`NXDOMAIN_NAMES`] names answered NXDOMAIN, oldest first.
+    nxdomain_names: Mutex<VecDeque<String>>,
 }
+
+/// How many NXDOMAIN names are kept: enough for a check's probe to survive other misses between two
+/// status writes, small enough to copy at each.
+pub const NXDOMAIN_NAMES: usize = 16;
 
 impl Counters {
     pub fn new() -> Counters {
@@ -49,6 +59,30 @@ impl Counters {
         if s.truncated {
             self.truncated.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// [`Counters::record`], and for an NXDOMAIN the question's name from `answer` (the encoded
+    /// reply). Only the NXDOMAIN path does more than count, and it never waits: a ring held by another
+    /// thread is skipped.
+    pub fn record_answer(&self, s: &Summary, answer: &[u8]) {
+        self.record(s);
+        if s.rcode == ResponseCode::NXDomain
+            && let Some(name) = question_name(answer)
+            && let Ok(mut ring) = self.nxdomain_names.try_lock()
+        {
+            if ring.len() == NXDOMAIN_NAMES {
+                ring.pop_front();
+            }
+            ring.push_back(name);
+        }
+    }
+
+    /// The recent NXDOMAIN names, oldest first.
+    pub fn nxdomain_names(&self) -> Vec<String> {
+        self.nxdomain_names
+            .lock()
+            .map(|r| r.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     pub fn dropped(&self) {
@@ -73,6 +107,33 @@ impl Counters {
             tcp_evicted: g(&self.tcp_evicted),
         }
     }
+}
+
+/// The first question's name of a DNS message, lowercase, without the trailing dot (`.` for the root);
+/// `None` when there is no question or its name is not plain labels within 255 bytes.
+fn question_name(msg: &[u8]) -> Option<String> {
+    if msg.get(4..6)? == [0, 0] {
+        return None;
+    }
+    let mut at = 12;
+    let mut name = String::new();
+    loop {
+        let len = usize::from(*msg.get(at)?);
+        if len == 0 {
+            break;
+        }
+        // A pointer (0xC0) or a reserved label type: not in a question this server encodes.
+        if len > 63 || name.len() + len >= 255 {
+            return None;
+        }
+        let label = msg.get(at + 1..at + 1 + len)?;
+        if !name.is_empty() {
+            name.push('.');
+        }
+        name.extend(label.iter().map(|b| char::from(b.to_ascii_lowercase())));
+        at += 1 + len;
+    }
+    Some(if name.is_empty() { ".".into() } else { name })
 }
 
 #[cfg(test)]
@@ -102,5 +163,53 @@ mod tests {
         );
         let json = serde_json::to_string(&s).unwrap();
         assert!(json.contains("\"badvers\":1"), "{json}");
+    }
+
+    #[test]
+    fn nxdomain_names_are_kept_in_a_small_ring() {
+        let c = Counters::new();
+        let msg = |name: &str| {
+            let mut m = vec![0x12, 0x34, 0x81, 0x83, 0, 1, 0, 0, 0, 0, 0, 0];
+            for l in name.split('.') {
+                m.push(l.len() as u8);
+                m.extend_from_slice(l.as_bytes());
+            }
+            m.extend_from_slice(&[0, 0, 1, 0, 1]);
+            m
+        };
+        let nx = Summary {
+            rcode: ResponseCode::NXDomain,
+            truncated: false,
+        };
+        let ok = Summary {
+            rcode: ResponseCode::NoError,
+            truncated: false,
+        };
+        c.record_answer(&ok, &msg("meta.pigsty.test"));
+        c.record_answer(&nx, &msg("Probe-1.PIGSTY.test"));
+        assert_eq!(c.nxdomain_names(), ["probe-1.pigsty.test"]);
+        for i in 0..NXDOMAIN_NAMES + 3 {
+            c.record_answer(&nx, &msg(&format!("n{i}.pigsty.test")));
+        }
+        let names = c.nxdomain_names();
+        assert_eq!(names.len(), NXDOMAIN_NAMES);
+        assert_eq!(names[0], "n3.pigsty.test");
+        assert_eq!(
+            names[NXDOMAIN_NAMES - 1],
+            format!("n{}.pigsty.test", NXDOMAIN_NAMES + 2)
+        );
+        assert_eq!(c.snapshot().nxdomain, NXDOMAIN_NAMES as u64 + 4);
+        // No question, a pointer, a cut message: counted, no name.
+        let before = c.nxdomain_names();
+        let mut none = msg("x.test");
+        none[5] = 0;
+        c.record_answer(&nx, &none);
+        c.record_answer(
+            &nx,
+            &[0x12, 0x34, 0x81, 0x83, 0, 1, 0, 0, 0, 0, 0, 0, 0xc0, 12],
+        );
+        c.record_answer(&nx, &msg("cut.test")[..15]);
+        assert_eq!(c.nxdomain_names(), before);
+        assert_eq!(question_name(&msg("")[..]).as_deref(), Some("."));
     }
 }

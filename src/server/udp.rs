@@ -64,7 +64,7 @@ fn answer_one(
             false
         }
         Some(s) => {
-            counters.record(&s);
+            counters.record_answer(&s, out);
             true
         }
     }

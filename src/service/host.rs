@@ -57,7 +57,7 @@ pub struct Host<'a> {
 /// its unit is present when its file is.
 pub struct UnitFile {
     pub path: PathBuf,
-    pub loaded: Option<launchd::Domain>,
+    pub loaded: Vec<launchd::Domain>,
 }
 
 /// The state dir the unit will use, absolute.
@@ -108,7 +108,7 @@ impl Host<'_> {
         match self.manager() {
             Manager::Systemd => UnitFile {
                 path: systemd::unit_path(system, &self.config_home, &self.root),
-                loaded: None,
+                loaded: Vec::new(),
             },
             Manager::Launchd => UnitFile {
                 loaded: launchd::loaded_in(self.runner, self.uid),

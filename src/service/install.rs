@@ -50,30 +50,7 @@ pub fn install(host: &mut Host<'_>, a: &InstallArgs) -> Result<Report, AppError>
     };
     let mut steps = match host.manager() {
         Manager::Systemd => systemd_steps(host, a, &spec, &dir, &mut notes)?,
-        Manager::Launchd => {
-            if a.user.is_some() {
-                return Err(usage(
-                    "--user is for --system (systemd)",
-                    "leave out --user",
-                ));
-            }
-            let session = launchd::session_domain(host.runner, host.uid).map_err(|why| {
-                AppError::new(
-                    Class::Capability,
-                    format!("cannot tell which launchd domain this session loads agents into: {why}"),
-                    "run it from Terminal in your login session (gui domain) or over ssh (user domain), as yourself",
-                )
-            })?;
-            let path = launchd::plist_path(&host.home);
-            let content =
-                render::launchd(&spec, &launchd::log_dir(&host.home)).map_err(render_err)?;
-            let loaded = launchd::loaded_in(host.runner, host.uid);
-            notes.push(format!(
-                "the agent loads into {} (launchctl managername)",
-                session.name()
-            ));
-            launchd::install_steps(session, &path, content, loaded)
-        }
+        Manager::Launchd => launchd_steps(host, a, &spec, &mut notes)?,
     };
     if let Some(first) = a.listen.first() {
         steps.push(Action::WaitSoa {
@@ -102,6 +79,37 @@ pub fn install(host: &mut Host<'_>, a: &InstallArgs) -> Result<Report, AppError>
     }
     let done = execute(host, &steps)?;
     Ok(steps::done_report(COMMAND, done, &steps, &notes))
+}
+
+/// The LaunchAgent, in the domain of this session, and the launchctl calls that (re)load it there.
+fn launchd_steps(
+    host: &mut Host<'_>,
+    a: &InstallArgs,
+    spec: &UnitSpec,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Action>, AppError> {
+    if a.user.is_some() {
+        return Err(usage(
+            "--user is for --system (systemd)",
+            "leave out --user",
+        ));
+    }
+    let session = launchd::session_domain(host.runner, host.uid).map_err(|why| {
+        AppError::new(
+            Class::Capability,
+            format!("cannot tell which launchd domain this session loads agents into: {why}"),
+            "run it from Terminal in your login session (gui domain) or over ssh (user domain), as yourself",
+        )
+    })?;
+    let path = launchd::plist_path(&host.home);
+    let content = render::launchd(spec, &launchd::log_dir(&host.home), session.session_type())
+        .map_err(render_err)?;
+    let loaded = launchd::loaded_in(host.runner, host.uid);
+    notes.push(format!(
+        "the agent loads into {} (launchctl managername)",
+        session.name()
+    ));
+    Ok(launchd::install_steps(session, &path, content, &loaded))
 }
 
 /// The systemd unit (user, or system with `--user`) and the systemctl calls that install it.

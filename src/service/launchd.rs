@@ -23,6 +23,13 @@ pub fn log_dir(home: &Path) -> PathBuf {
     home.join("Library/Logs")
 }
 
+/// The agent's stdout and stderr files (the plist's `StandardOutPath`, `StandardErrorPath`), which
+/// `uninstall --purge` removes with the records.
+pub fn log_files(home: &Path) -> [PathBuf; 2] {
+    let d = log_dir(home);
+    [d.join("pigsty-dns.out.log"), d.join("pigsty-dns.err.log")]
+}
+
 /// A per-user launchd domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Domain {
@@ -43,6 +50,17 @@ impl Domain {
     /// The agent in this domain: `gui/501/io.pigsty.dns`.
     pub fn target(self) -> String {
         format!("{}/{LABEL}", self.name())
+    }
+
+    /// The plist's one `LimitLoadToSessionType`: the session type of this domain's launchd (as
+    /// `launchctl managername` names it). One only: with both, launchd may load the agent in both
+    /// domains (the second instance cannot bind the port and restarts every 10 s), and bootstrapping
+    /// such a plist into `user/UID` has been seen to fail with "Input/output error".
+    pub fn session_type(self) -> &'static str {
+        match self {
+            Domain::Gui(_) => "Aqua",
+            Domain::User(_) => "Background",
+        }
     }
 
     /// Both domains of `uid`, the console's first.
@@ -89,36 +107,41 @@ fn print_argv(d: Domain) -> Vec<String> {
     launchctl(&["print", &d.target()])
 }
 
-/// Where the agent is loaded now (`launchctl print` succeeds), the console's domain asked first.
-pub fn loaded_in(runner: &mut dyn Runner, uid: u32) -> Option<Domain> {
+/// Every domain the agent is loaded in now (`launchctl print` succeeds), the console's first: both
+/// are asked, as a plist with two session types (older releases) may be loaded in both.
+pub fn loaded_in(runner: &mut dyn Runner, uid: u32) -> Vec<Domain> {
+    agent_states(runner, uid)
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect()
+}
+
+/// The agent's state in every domain it is loaded in; empty when in neither.
+pub fn agent_states(runner: &mut dyn Runner, uid: u32) -> Vec<(Domain, AgentState)> {
     Domain::both(uid)
         .into_iter()
-        .find(|d| runner.run(&print_argv(*d)).ok())
+        .filter_map(|d| {
+            let o = runner.run(&print_argv(d));
+            o.ok().then(|| (d, parse_print(&o.stdout)))
+        })
+        .collect()
 }
 
-/// The loaded agent and its state; `None` when it is loaded in neither domain.
-pub fn agent_state(runner: &mut dyn Runner, uid: u32) -> Option<(Domain, AgentState)> {
-    Domain::both(uid).into_iter().find_map(|d| {
-        let o = runner.run(&print_argv(d));
-        o.ok().then(|| (d, parse_print(&o.stdout)))
-    })
-}
-
-/// A loaded agent is booted out first (bootstrap refuses a label that is already loaded, and this is
-/// also how an upgrade restarts it), and launchd is given time to let go of it. `enable` clears a
-/// disabled override left by an earlier uninstall.
+/// A loaded agent is booted out first, in every domain it is in (bootstrap refuses a label that is
+/// already loaded, and this is also how an upgrade restarts it), and launchd is given time to let go
+/// of it. `enable` clears a disabled override left by an earlier uninstall.
 pub fn install_steps(
     session: Domain,
     path: &Path,
     content: String,
-    loaded: Option<Domain>,
+    loaded: &[Domain],
 ) -> Vec<Action> {
     let mut steps = vec![Action::Write {
         path: path.to_path_buf(),
         content,
         mode: 0o644,
     }];
-    if let Some(d) = loaded {
+    for &d in loaded {
         steps.push(run(&["bootout", &d.target()], true));
         steps.push(Action::WaitFails {
             argv: print_argv(d),
@@ -132,9 +155,10 @@ pub fn install_steps(
     steps
 }
 
-pub fn uninstall_steps(path: &Path, loaded: Option<Domain>) -> Vec<Action> {
+/// Booted out of every domain it is loaded in, then the plist removed.
+pub fn uninstall_steps(path: &Path, loaded: &[Domain]) -> Vec<Action> {
     let mut steps = Vec::new();
-    if let Some(d) = loaded {
+    for d in loaded {
         steps.push(run(&["bootout", &d.target()], false));
     }
     steps.push(Action::Remove {
@@ -215,6 +239,8 @@ mod tests {
         );
         assert_eq!(Domain::User(501).target(), "user/501/io.pigsty.dns");
         assert_eq!(Domain::Gui(501).name(), "gui/501");
+        assert_eq!(Domain::Gui(501).session_type(), "Aqua");
+        assert_eq!(Domain::User(501).session_type(), "Background");
     }
 
     #[test]

@@ -192,7 +192,8 @@ pub fn systemd_system(
     )
 }
 
-pub fn launchd(spec: &UnitSpec, log_dir: &Path) -> Result<String, RenderError> {
+/// The LaunchAgent for the domain whose session type (`Aqua`, `Background`) is `session_type`.
+pub fn launchd(spec: &UnitSpec, log_dir: &Path, session_type: &str) -> Result<String, RenderError> {
     let mut args = vec![format!(
         "\t\t<string>{}</string>",
         xml_text(&spec.program.display().to_string())?
@@ -205,6 +206,7 @@ pub fn launchd(spec: &UnitSpec, log_dir: &Path) -> Result<String, RenderError> {
         &[
             ("program_arguments", args.join("\n")),
             ("log_dir", xml_text(&log_dir.display().to_string())?),
+            ("session_type", xml_text(session_type)?),
         ],
     )
 }
@@ -257,7 +259,7 @@ mod tests {
         for text in [
             systemd_user(&spec, 252).unwrap(),
             systemd_system(&spec, "nobody", "pigsty-dns", 257).unwrap(),
-            launchd(&spec, Path::new("/Users/a/Library/Logs")).unwrap(),
+            launchd(&spec, Path::new("/Users/a/Library/Logs"), "Aqua").unwrap(),
         ] {
             assert!(!text.contains("{{"), "{text}");
         }

@@ -100,31 +100,50 @@ fn systemd_unit(host: &mut Host<'_>, system: bool) -> UnitReport {
     }
 }
 
+/// The agent in every domain it is loaded in: healthy only when it runs in exactly one (in two, one
+/// instance holds the port and the other restarts every 10 s).
 fn launchd_agent(host: &mut Host<'_>) -> UnitReport {
-    match launchd::agent_state(host.runner, host.uid) {
-        Some((d, s)) => UnitReport {
-            line: format!(
-                "agent {}: {}, pid {}, restarts {}, last exit {}\n",
-                d.target(),
-                s.state,
-                s.pid,
-                s.runs.saturating_sub(1),
-                if s.last_exit.is_empty() {
-                    "-"
-                } else {
-                    &s.last_exit
-                }
-            ),
-            ok: s.is_running(),
-            json: json!(s),
-        },
-        None => UnitReport {
+    let states = launchd::agent_states(host.runner, host.uid);
+    let line = |d: launchd::Domain, s: &launchd::AgentState| {
+        format!(
+            "agent {}: {}, pid {}, restarts {}, last exit {}\n",
+            d.target(),
+            s.state,
+            s.pid,
+            s.runs.saturating_sub(1),
+            if s.last_exit.is_empty() {
+                "-"
+            } else {
+                &s.last_exit
+            }
+        )
+    };
+    match states.as_slice() {
+        [] => UnitReport {
             line: format!(
                 "agent {}: not loaded (nor in {})\n",
                 launchd::Domain::Gui(host.uid).target(),
                 launchd::Domain::User(host.uid).name()
             ),
             json: json!({"state": "not loaded"}),
+            ok: false,
+        },
+        [(d, s)] => UnitReport {
+            line: line(*d, s),
+            ok: s.is_running(),
+            json: json!(s),
+        },
+        many => UnitReport {
+            line: format!(
+                "{}the agent is loaded in {} domains: only one instance can hold the port; pigsty-dns service install boots out all of them and loads it into this session's only\n",
+                many.iter().map(|(d, s)| line(*d, s)).collect::<String>(),
+                many.len()
+            ),
+            json: json!(
+                many.iter()
+                    .map(|(d, s)| json!({"domain": d.name(), "agent": s}))
+                    .collect::<Vec<_>>()
+            ),
             ok: false,
         },
     }

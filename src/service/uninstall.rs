@@ -18,8 +18,47 @@ pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Report, AppEr
     let c = &a.common;
     host.check_system_flag(c)?;
     let dir = state_dir(c)?.path;
-    let mut steps = Vec::new();
+    let mut steps = route_steps(host, a)?;
     let mut notes = Vec::new();
+    host.refuse_root_for_launchd(COMMAND)?;
+    let present = unit_steps(host, c.system, &mut steps, &mut notes);
+    if a.purge {
+        if let Some(p) = purge_target(&dir)? {
+            steps.push(Action::Purge { path: p });
+        }
+        if host.manager() == Manager::Launchd {
+            let logs = launchd::log_files(&host.home);
+            steps.extend(
+                logs.into_iter()
+                    .filter(|l| l.symlink_metadata().is_ok())
+                    .map(|path| Action::Remove { path }),
+            );
+        }
+    } else if dir.exists() {
+        notes.push(format!(
+            "kept the records in {} (--purge removes them)",
+            dir.display()
+        ));
+    }
+    if a.dry_run {
+        return Ok(steps::dry_run_report(COMMAND, &steps, &notes));
+    }
+    if c.system && !host.is_root && present {
+        return Err(AppError::new(
+            Class::Capability,
+            "removing the system unit needs root",
+            "run it again with sudo",
+        ));
+    }
+    let done = execute(host, &steps)?;
+    Ok(steps::done_report(COMMAND, done, &steps, &notes))
+}
+
+/// The route's steps: none when no route is installed, its removal (and the check that it went) with
+/// `--with-route`; an error when it is there without `--with-route` or cannot be removed in this run.
+fn route_steps(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Vec<Action>, AppError> {
+    let c = &a.common;
+    let mut steps = Vec::new();
     match host.route.status() {
         RouteState::NotInstalled => {}
         RouteState::Unknown(why) => {
@@ -50,26 +89,36 @@ pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Report, AppEr
             steps.push(Action::RouteVerifyGone);
         }
     }
-    host.refuse_root_for_launchd(COMMAND)?;
-    let unit = host.unit_file(c.system);
-    let present = unit.path.exists() || unit.loaded.is_some();
+    Ok(steps)
+}
+
+/// The unit's removal steps, or the notes saying there is none here (and where another one is);
+/// whether a unit is present.
+fn unit_steps(
+    host: &mut Host<'_>,
+    system: bool,
+    steps: &mut Vec<Action>,
+    notes: &mut Vec<String>,
+) -> bool {
+    let unit = host.unit_file(system);
+    let present = unit.path.exists() || !unit.loaded.is_empty();
     if present {
         steps.extend(match host.manager() {
-            Manager::Systemd => systemd::uninstall_steps(c.system, &unit.path),
-            Manager::Launchd => launchd::uninstall_steps(&unit.path, unit.loaded),
+            Manager::Systemd => systemd::uninstall_steps(system, &unit.path),
+            Manager::Launchd => launchd::uninstall_steps(&unit.path, &unit.loaded),
         });
     } else {
         notes.push(format!(
             "no unit at {}: nothing to stop",
             unit.path.display()
         ));
-        let other = systemd::unit_path(!c.system, &host.config_home, &host.root);
+        let other = systemd::unit_path(!system, &host.config_home, &host.root);
         if host.manager() == Manager::Systemd && other.exists() {
             notes.push(format!(
                 "there is a {} unit at {}: {}",
-                if c.system { "user" } else { "system" },
+                if system { "user" } else { "system" },
                 other.display(),
-                if c.system {
+                if system {
                     "leave out --system"
                 } else {
                     "add --system"
@@ -77,28 +126,7 @@ pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Report, AppEr
             ));
         }
     }
-    if a.purge {
-        if let Some(p) = purge_target(&dir)? {
-            steps.push(Action::Purge { path: p });
-        }
-    } else if dir.exists() {
-        notes.push(format!(
-            "kept the records in {} (--purge removes them)",
-            dir.display()
-        ));
-    }
-    if a.dry_run {
-        return Ok(steps::dry_run_report(COMMAND, &steps, &notes));
-    }
-    if c.system && !host.is_root && present {
-        return Err(AppError::new(
-            Class::Capability,
-            "removing the system unit needs root",
-            "run it again with sudo",
-        ));
-    }
-    let done = execute(host, &steps)?;
-    Ok(steps::done_report(COMMAND, done, &steps, &notes))
+    present
 }
 
 /// The route needs root and the unit must not be stopped as root (or the other way round): nothing is

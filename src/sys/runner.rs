@@ -10,6 +10,56 @@ pub trait Runner {
     /// Runs `argv[0]` with the rest as arguments and waits for it. A program that could not start or
     /// finish in time is an output with no exit code and the reason in `stderr`.
     fn run(&mut self, argv: &[String]) -> Output;
+
+    /// `getaddrinfo(name)` in this process with default hints — the path curl, Safari and every
+    /// ordinary program take (on macOS `ai_flags` 0 means `AI_DEFAULT`, with `AI_ADDRCONFIG`:
+    /// Libinfo's `mdns_module.c`) — as an output of one address a line. A scripted runner sees it as
+    /// the command [`GETADDRINFO`]` NAME`.
+    fn getaddrinfo(&mut self, name: &str) -> Output {
+        getaddrinfo(name, GETADDRINFO_LIMIT)
+    }
+}
+
+/// The command line a scripted runner sees for [`Runner::getaddrinfo`]: not a program.
+pub const GETADDRINFO: &str = "getaddrinfo()";
+/// How long one in-process lookup may take before it is given up (its thread ends by itself).
+const GETADDRINFO_LIMIT: Duration = Duration::from_secs(10);
+
+/// Rust's `ToSocketAddrs` (getaddrinfo with only `ai_socktype` set, so one address each), on a thread
+/// of its own so a resolver that never answers cannot hang the caller past `limit`.
+pub fn getaddrinfo(name: &str, limit: Duration) -> Output {
+    use std::net::ToSocketAddrs;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owned = name.to_string();
+    let spawned = std::thread::Builder::new()
+        .name("getaddrinfo".into())
+        .spawn(move || {
+            let r = (owned.as_str(), 0)
+                .to_socket_addrs()
+                .map(|it| it.map(|a| a.ip().to_string()).collect::<Vec<_>>());
+            let _ = tx.send(r);
+        });
+    let failed = |code, stderr: String| Output {
+        code,
+        stdout: String::new(),
+        stderr,
+    };
+    if let Err(e) = spawned {
+        return failed(
+            None,
+            format!("getaddrinfo {name}: cannot start a thread: {e}"),
+        );
+    }
+    match rx.recv_timeout(limit) {
+        Ok(Ok(addrs)) => {
+            Output::ok_with(&addrs.iter().map(|a| format!("{a}\n")).collect::<String>())
+        }
+        Ok(Err(e)) => failed(Some(1), format!("getaddrinfo {name}: {e}")),
+        Err(_) => failed(
+            None,
+            format!("getaddrinfo {name}: no answer within {} s", limit.as_secs()),
+        ),
+    }
 }
 
 /// Runs real programs, each bounded by `limit` (then killed, by its PID: it is our child).
@@ -37,6 +87,10 @@ impl Runner for SystemRunner {
             stderr: e.to_string(),
         })
     }
+
+    fn getaddrinfo(&mut self, name: &str) -> Output {
+        getaddrinfo(name, self.limit.min(GETADDRINFO_LIMIT))
+    }
 }
 
 pub fn argv(words: &[&str]) -> Vec<String> {
@@ -52,7 +106,7 @@ mod scripted {
     use std::collections::VecDeque;
     use std::rc::Rc;
 
-    use super::{Output, Runner};
+    use super::{GETADDRINFO, Output, Runner};
 
     /// A fake program behind a command: its output from the command line, with state of its own.
     type Fake = Box<dyn FnMut(&[String]) -> Output>;
@@ -165,5 +219,30 @@ mod scripted {
                     .unwrap_or_else(|| Output::fail(127, "not scripted")),
             }
         }
+
+        /// Scripted like a command: `getaddrinfo() NAME`.
+        fn getaddrinfo(&mut self, name: &str) -> Output {
+            self.run(&[GETADDRINFO.to_string(), name.to_string()])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn getaddrinfo_in_process_answers_localhost_and_names_a_failure() {
+        let out = getaddrinfo("localhost", Duration::from_secs(10));
+        assert!(out.ok(), "{out:?}");
+        assert!(
+            out.stdout.lines().any(|l| l == "127.0.0.1" || l == "::1"),
+            "{out:?}"
+        );
+        let bad = getaddrinfo("no-such-name.invalid", Duration::from_secs(10));
+        assert!(
+            !bad.ok() && bad.stderr.contains("no-such-name.invalid"),
+            "{bad:?}"
+        );
     }
 }

@@ -21,7 +21,7 @@ use pigsty_dns::route::plan::Request;
 use pigsty_dns::route::{self, Ctx, files, journal};
 use pigsty_dns::status_file::{self, CountersSnapshot, ServerState, Status};
 use pigsty_dns::sys::Os;
-use pigsty_dns::sys::runner::{Output, ScriptedRunner};
+use pigsty_dns::sys::runner::{GETADDRINFO, Output, ScriptedRunner};
 
 const DAEMON: &str = "127.0.0.1:5354";
 const ZONE: &str = "pigsty.test";
@@ -29,12 +29,36 @@ const ZONE: &str = "pigsty.test";
 /// One resolver as configd holds it.
 #[derive(Clone, Debug)]
 struct Res {
+    /// Empty: none (a `domain` line whose value is empty sets none, and the file name is not used).
     domain: String,
     nameserver: Option<String>,
     port: u16,
     options: Option<String>,
     if_index: Option<&'static str>,
-    flags: &'static str,
+    flags: String,
+}
+
+/// The Mac's network, which gives `/etc/resolver` entries without a `flags` line their flags: configd
+/// sets `Request A/AAAA records` from the routable network services (IPMonitor's
+/// `dns-configuration.c`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Net {
+    /// Wi-Fi with an IPv4 router only.
+    V4,
+    Dual,
+    Ipv6Only,
+    Offline,
+}
+
+impl Net {
+    fn flags(self) -> &'static str {
+        match self {
+            Net::V4 => "Request A records",
+            Net::Dual => "Request A records, Request AAAA records",
+            Net::Ipv6Only => "Request AAAA records",
+            Net::Offline => "",
+        }
+    }
 }
 
 /// The fake Mac: configd's view, mDNSResponder's cache, the daemon's counters.
@@ -42,6 +66,7 @@ struct World {
     root: PathBuf,
     status_dir: PathBuf,
     daemon: SocketAddr,
+    net: Net,
     /// What mDNSResponder uses now (configd's view as of its last change it applied).
     applied: Vec<Res>,
     /// Lookups mDNSResponder answers with its old configuration after a change (it applies a change
@@ -56,52 +81,156 @@ struct World {
     /// Names mDNSResponder answered from its cache.
     cache: BTreeSet<String>,
     counters: CountersSnapshot,
+    /// The daemon's last NXDOMAIN names (its ring of 16), as its status file lists them.
+    nx_names: Vec<String>,
+    /// A daemon from before that list: its status file has none.
+    old_server: bool,
+    /// Another client on the Mac: each lookup that does not reach the daemon is met by one of its
+    /// queries that does (NXDOMAIN for a name of its own).
+    other_client: bool,
+    /// Reverse lookups mDNSResponder still sends elsewhere (and caches as negative).
+    reverse_lag: usize,
     stamp: u64,
     /// Names sent to the default (upstream) resolver.
     upstream: Vec<String>,
+    /// Names getaddrinfo got "unusable" for, answered locally.
+    unusable: Vec<String>,
     served: BTreeMap<String, Ipv4Addr>,
     /// The daemon's PTRs (its reverse zone is the /24 of these).
     ptrs: BTreeMap<Ipv4Addr, String>,
 }
 
-fn resolver_dir_as_configd_reads_it(root: &Path) -> Vec<Res> {
-    let mut v = Vec::new();
+/// C's `strtol(s, NULL, 0)`: leading blanks, a sign, `0x` hex or `0` octal, digits up to the first
+/// that is not one; 0 when there are none.
+fn strtol0(s: &str) -> i64 {
+    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (neg, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (radix, digits) = if let Some(h) = t.strip_prefix("0x").or(t.strip_prefix("0X")) {
+        (16, h)
+    } else if t.starts_with('0') {
+        (8, t)
+    } else {
+        (10, t)
+    };
+    let mut n: i64 = 0;
+    for c in digits.chars() {
+        match c.to_digit(radix) {
+            Some(d) => {
+                n = n
+                    .saturating_mul(i64::from(radix))
+                    .saturating_add(i64::from(d))
+            }
+            None => break,
+        }
+    }
+    if neg { -n } else { n }
+}
+
+/// `_dnsinfo_flatfile_create_resolver`: lines end at `\n` only; words are what `strsep(" \t")` gives,
+/// so each single blank separates (a leading blank makes an empty first word: no keyword; two blanks
+/// make an empty value); a keyword needs a value word to count, and counts toward its maximum even when
+/// the value is then unusable; no keyword with a value: no resolver.
+fn configd_reads(name: &str, bytes: &[u8], net: Net) -> Option<Res> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut created = false;
+    let mut r = Res {
+        domain: String::new(),
+        nameserver: None,
+        port: 0,
+        options: None,
+        if_index: None,
+        flags: String::new(),
+    };
+    let mut config_flags: Vec<&str> = Vec::new();
+    for line in text.split('\n') {
+        if line.is_empty() {
+            continue;
+        }
+        let mut words = line.split([' ', '\t']);
+        let key = words.next().unwrap_or("");
+        if key.starts_with(';') || key.starts_with('#') {
+            continue;
+        }
+        let key = key.to_ascii_lowercase();
+        let max = match key.as_str() {
+            "nameserver" => 3,
+            "domain" | "flags" | "interface" | "options" | "port" | "search" | "search_order"
+            | "sortlist" | "timeout" => 1,
+            _ => continue,
+        };
+        let Some(word) = words.next() else { continue };
+        let n = counts.entry(key.clone()).or_insert(0);
+        *n += 1;
+        if *n > max {
+            continue;
+        }
+        created = true;
+        match key.as_str() {
+            "domain" => r.domain = word.trim_end_matches('.').to_string(),
+            "nameserver" if r.nameserver.is_none() && word.parse::<std::net::IpAddr>().is_ok() => {
+                r.nameserver = Some(word.to_string())
+            }
+            "port" => {
+                let p = strtol0(word);
+                if (0..=65535).contains(&p) {
+                    r.port = p as u16;
+                }
+            }
+            "options" => {
+                let o: Vec<&str> = std::iter::once(word)
+                    .chain(words)
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                if !o.is_empty() {
+                    r.options = Some(o.join(" "));
+                }
+            }
+            "flags" => {
+                for w in std::iter::once(word).chain(words) {
+                    match w.to_ascii_lowercase().as_str() {
+                        "a" => config_flags.push("Request A records"),
+                        "aaaa" => config_flags.push("Request AAAA records"),
+                        "scoped" => config_flags.insert(0, "Scoped"),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if !created {
+        return None;
+    }
+    if !counts.contains_key("domain") {
+        r.domain = name.to_string();
+    }
+    config_flags.dedup();
+    r.flags = if config_flags.is_empty() {
+        net.flags().to_string()
+    } else {
+        config_flags.join(", ")
+    };
+    Some(r)
+}
+
+fn resolver_dir_as_configd_reads_it(root: &Path, net: Net) -> Vec<Res> {
     let Ok(rd) = std::fs::read_dir(root.join("etc/resolver")) else {
-        return v;
+        return vec![];
     };
     let mut entries: Vec<_> = rd.flatten().collect();
     entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let Ok(text) = std::fs::read_to_string(e.path()) else {
-            continue;
-        };
-        let mut r = Res {
-            domain: e.file_name().to_string_lossy().into_owned(),
-            nameserver: None,
-            port: 0,
-            options: None,
-            if_index: None,
-            flags: "Request A records, Request AAAA records",
-        };
-        let mut domain_line = false;
-        for line in text.lines() {
-            let w: Vec<&str> = line.split_whitespace().collect();
-            match w.as_slice() {
-                [k, d] if k.eq_ignore_ascii_case("domain") && !domain_line => {
-                    r.domain = d.trim_end_matches('.').to_string();
-                    domain_line = true;
-                }
-                [k, n] if k.eq_ignore_ascii_case("nameserver") && r.nameserver.is_none() => {
-                    r.nameserver = Some(n.to_string())
-                }
-                [k, p] if k.eq_ignore_ascii_case("port") => r.port = p.parse().unwrap_or(0),
-                [k, o @ ..] if k.eq_ignore_ascii_case("options") => r.options = Some(o.join(" ")),
-                _ => {}
-            }
-        }
-        v.push(r);
-    }
-    v
+    entries
+        .iter()
+        .filter_map(|e| {
+            let bytes = std::fs::read(e.path()).ok()?;
+            configd_reads(&e.file_name().to_string_lossy(), &bytes, net)
+        })
+        .collect()
 }
 
 fn vpn_resolver() -> Res {
@@ -111,13 +240,16 @@ fn vpn_resolver() -> Res {
         port: 0,
         options: None,
         if_index: Some("17 (utun4)"),
-        flags: "Supplemental, Request A records",
+        flags: "Supplemental, Request A records".into(),
     }
 }
 
 /// A block the way `_dns_resolver_log` prints it (not in debug mode).
 fn block(n: usize, r: &Res, scoped: bool) -> String {
-    let mut s = format!("\nresolver #{n}\n  domain   : {}\n", r.domain);
+    let mut s = format!("\nresolver #{n}\n");
+    if !r.domain.is_empty() {
+        s.push_str(&format!("  domain   : {}\n", r.domain));
+    }
     if let Some(ns) = &r.nameserver {
         s.push_str(&format!("  nameserver[0] : {ns}\n"));
     }
@@ -133,7 +265,7 @@ fn block(n: usize, r: &Res, scoped: bool) -> String {
     let flags = if scoped {
         "Scoped, Request A records"
     } else {
-        r.flags
+        &r.flags
     };
     s.push_str(&format!("  flags    : {flags}\n"));
     s.push_str(if r.nameserver.as_deref() == Some("127.0.0.1") {
@@ -149,19 +281,43 @@ impl World {
         if self.configd_lag > 0 {
             self.configd_lag -= 1;
         } else {
-            self.configd_view = resolver_dir_as_configd_reads_it(&self.root);
+            self.configd_view = resolver_dir_as_configd_reads_it(&self.root, self.net);
         }
-        let mut s = String::from(
-            "DNS configuration\n\nresolver #1\n  search domain[0] : lan\n  nameserver[0] : 192.168.1.1\n  if_index : 6 (en0)\n  flags    : Request A records\n  reach    : 0x00020002 (Reachable,Directly Reachable Address)\n\nresolver #2\n  domain   : local\n  options  : mdns\n  timeout  : 5\n  flags    : Request A records\n  reach    : 0x00000000 (Not Reachable)\n  order    : 300000\n",
-        );
+        // The network's own resolver (none offline), then mDNS's `local`, then the files.
+        let own = match self.net {
+            Net::Offline => None,
+            Net::Ipv6Only => Some("2001:db8::1"),
+            Net::V4 | Net::Dual => Some("192.168.1.1"),
+        };
+        let mut s = String::from("DNS configuration\n");
+        let mut n = 0;
+        let mut next = || {
+            n += 1;
+            n
+        };
+        if let Some(ns) = own {
+            s.push_str(&format!(
+                "\nresolver #{}\n  search domain[0] : lan\n  nameserver[0] : {ns}\n  if_index : 6 (en0)\n  flags    : {}\n  reach    : 0x00020002 (Reachable,Directly Reachable Address)\n",
+                next(),
+                self.net.flags()
+            ));
+        }
+        s.push_str(&format!(
+            "\nresolver #{}\n  domain   : local\n  options  : mdns\n  timeout  : 5\n  flags    : {}\n  reach    : 0x00000000 (Not Reachable)\n  order    : 300000\n",
+            next(),
+            self.net.flags()
+        ));
         let mut all = self.configd_view.clone();
         if self.vpn {
             all.push(vpn_resolver());
         }
-        for (n, r) in (3..).zip(all.iter()) {
-            s.push_str(&block(n, r, false));
+        for r in &all {
+            s.push_str(&block(next(), r, false));
         }
-        s.push_str("\nDNS configuration (for scoped queries)\n\nresolver #1\n  search domain[0] : lan\n  nameserver[0] : 192.168.1.1\n  if_index : 6 (en0)\n  flags    : Scoped, Request A records\n  reach    : 0x00020002 (Reachable,Directly Reachable Address)\n");
+        s.push_str("\nDNS configuration (for scoped queries)\n");
+        if let Some(ns) = own {
+            s.push_str(&format!("\nresolver #1\n  search domain[0] : lan\n  nameserver[0] : {ns}\n  if_index : 6 (en0)\n  flags    : Scoped, {}\n  reach    : 0x00020002 (Reachable,Directly Reachable Address)\n", self.net.flags()));
+        }
         if self.vpn {
             s.push_str(&block(2, &vpn_resolver(), true));
         }
@@ -171,7 +327,31 @@ impl World {
     fn bump(&mut self, f: impl FnOnce(&mut CountersSnapshot)) {
         f(&mut self.counters);
         self.stamp += 1;
-        write_status(&self.status_dir, self.daemon, self.counters, self.stamp);
+        let names = (!self.old_server).then(|| self.nx_names.clone());
+        write_status(
+            &self.status_dir,
+            self.daemon,
+            self.counters,
+            self.stamp,
+            names,
+        );
+    }
+
+    /// The daemon answers NXDOMAIN for `qname` (and keeps the name in its ring).
+    fn nxdomain(&mut self, qname: &str) {
+        self.nx_names.push(qname.to_string());
+        if self.nx_names.len() > 16 {
+            self.nx_names.remove(0);
+        }
+        self.bump(|c| c.nxdomain += 1);
+    }
+
+    /// What the other client's query does to the daemon when it is on.
+    fn other_client_asks(&mut self) {
+        if self.other_client {
+            let n = self.stamp;
+            self.nxdomain(&format!("printer-{n}.pigsty.test"));
+        }
     }
 
     /// `dscacheutil -q host -a ip_address ADDR`: mDNSResponder asks for the PTR of
@@ -182,9 +362,15 @@ impl World {
         };
         let [o1, o2, o3, o4] = a.octets();
         let qname = format!("{o4}.{o3}.{o2}.{o1}.in-addr.arpa");
+        if self.cache.contains(&qname) {
+            return Output::ok_with("");
+        }
         let (to_daemon, domain) = self.route_of(&qname);
-        if !to_daemon {
-            self.upstream.push(qname);
+        if !to_daemon || self.reverse_lag > 0 {
+            self.reverse_lag = self.reverse_lag.saturating_sub(1);
+            self.upstream.push(qname.clone());
+            self.cache.insert(qname);
+            self.other_client_asks();
             return Output::ok_with("");
         }
         let reverse_zone = self.ptrs.keys().next().map(|k| {
@@ -201,7 +387,8 @@ impl World {
                 Output::ok_with(&format!("name: {n}\nip_address: {a}\n\n"))
             }
             None => {
-                self.bump(|c| c.nxdomain += 1);
+                self.nxdomain(&qname);
+                self.cache.insert(qname);
                 Output::ok_with("")
             }
         }
@@ -210,7 +397,7 @@ impl World {
     /// Whether mDNSResponder sends `qname` to the daemon, and the domain of the resolver it picks.
     fn route_of(&mut self, qname: &str) -> (bool, Option<String>) {
         if !self.never_applies {
-            self.applied = resolver_dir_as_configd_reads_it(&self.root);
+            self.applied = resolver_dir_as_configd_reads_it(&self.root, self.net);
         }
         let pick = self
             .applied
@@ -226,19 +413,40 @@ impl World {
         (to_daemon, pick.map(|r| r.domain))
     }
 
-    /// mDNSResponder's choice for `name`: the longest matching domain among unicast resolvers.
+    /// `dscacheutil -q host -a name NAME`: host-by-name with flags 0, so no `SuppressUnusable`.
     fn dscacheutil(&mut self, name: &str) -> Output {
+        match self.resolve(name, false) {
+            Got::Addr(a) => Output::ok_with(&format!("name: {name}\nip_address: {a}\n\n")),
+            Got::Nothing | Got::Unusable => Output::ok_with(""),
+        }
+    }
+
+    /// The in-process getaddrinfo with default hints (`AI_ADDRCONFIG`, so `SuppressUnusable`).
+    fn getaddrinfo(&mut self, name: &str) -> Output {
+        match self.resolve(name, true) {
+            Got::Addr(a) => Output::ok_with(&format!("{a}\n")),
+            Got::Nothing | Got::Unusable => Output::fail(
+                8,
+                &format!("getaddrinfo {name}: nodename nor servname provided, or not known"),
+            ),
+        }
+    }
+
+    /// mDNSResponder's choice for `name`: the longest matching domain among unicast resolvers; an A
+    /// question marked `SuppressUnusable` is answered locally as unusable when that resolver lacks the
+    /// A flag (`mDNSCore/mDNS.c`).
+    fn resolve(&mut self, name: &str, suppress_unusable: bool) -> Got {
         let name = name.trim_end_matches('.').to_ascii_lowercase();
         if self.apply_lag > 0 {
             self.apply_lag -= 1;
         } else if !self.never_applies {
-            self.applied = resolver_dir_as_configd_reads_it(&self.root);
+            self.applied = resolver_dir_as_configd_reads_it(&self.root, self.net);
             if self.vpn {
                 self.applied.insert(0, vpn_resolver());
             }
         }
         if self.cache.contains(&name) {
-            return Output::ok_with("");
+            return Got::Nothing;
         }
         let pick = self
             .applied
@@ -248,6 +456,13 @@ impl World {
             .filter(|r| r.nameserver.is_some() && r.port != 5353)
             .max_by_key(|r| r.domain.len())
             .cloned();
+        // No resolver of its own: the default one, with the network's flags.
+        let flags = pick.as_ref().map_or(self.net.flags(), |r| r.flags.as_str());
+        if suppress_unusable && !flags.contains("Request A records") {
+            self.unusable.push(name);
+            self.other_client_asks();
+            return Got::Unusable;
+        }
         let to_daemon = pick.as_ref().is_some_and(|r| {
             r.nameserver.as_deref() == Some(&self.daemon.ip().to_string())
                 && r.port == self.daemon.port()
@@ -255,27 +470,42 @@ impl World {
         if !to_daemon {
             self.upstream.push(name.clone());
             self.cache.insert(name);
-            return Output::ok_with("");
+            self.other_client_asks();
+            return Got::Nothing;
         }
         if !name.ends_with(ZONE) {
             self.bump(|c| c.refused += 1);
-            return Output::ok_with("");
+            return Got::Nothing;
         }
         match self.served.get(&name).copied() {
             Some(a) => {
                 self.bump(|c| c.noerror += 1);
-                Output::ok_with(&format!("name: {name}\nip_address: {a}\n\n"))
+                Got::Addr(a)
             }
             None => {
-                self.bump(|c| c.nxdomain += 1);
+                self.nxdomain(&name);
                 self.cache.insert(name);
-                Output::ok_with("")
+                Got::Nothing
             }
         }
     }
 }
 
-fn write_status(dir: &Path, listen: SocketAddr, counters: CountersSnapshot, stamp: u64) {
+/// What mDNSResponder made of a host lookup.
+enum Got {
+    Addr(Ipv4Addr),
+    Nothing,
+    /// Answered locally: the resolver lacks the A flag.
+    Unusable,
+}
+
+fn write_status(
+    dir: &Path,
+    listen: SocketAddr,
+    counters: CountersSnapshot,
+    stamp: u64,
+    nxdomain_names: Option<Vec<String>>,
+) {
     std::fs::create_dir_all(dir).unwrap();
     status_file::write(
         dir,
@@ -300,6 +530,7 @@ fn write_status(dir: &Path, listen: SocketAddr, counters: CountersSnapshot, stam
             follow: None,
             last_error: None,
             counters,
+            nxdomain_names,
         },
     )
     .unwrap();
@@ -342,6 +573,10 @@ fn lookup(_: SocketAddr, name: &str) -> Result<Option<Ipv4Addr>, String> {
     Ok((name == "meta.pigsty.test").then_some(Ipv4Addr::new(10, 10, 10, 10)))
 }
 
+fn moved_lookup(_: SocketAddr, name: &str) -> Result<Option<Ipv4Addr>, String> {
+    Ok((name == "meta.pigsty.test").then_some(Ipv4Addr::new(10, 10, 12, 10)))
+}
+
 fn req(server: &str) -> Request {
     Request {
         zone: Zone::parse(ZONE).unwrap(),
@@ -359,7 +594,13 @@ impl Mac {
         let root = tempfile::tempdir().unwrap();
         let state = tempfile::tempdir().unwrap();
         let daemon: SocketAddr = DAEMON.parse().unwrap();
-        write_status(state.path(), daemon, CountersSnapshot::default(), 0);
+        write_status(
+            state.path(),
+            daemon,
+            CountersSnapshot::default(),
+            0,
+            Some(vec![]),
+        );
         let world = Rc::new(RefCell::new(World {
             root: root.path().to_path_buf(),
             status_dir: state.path().to_path_buf(),
@@ -372,8 +613,14 @@ impl Mac {
             vpn: false,
             cache: BTreeSet::new(),
             counters: CountersSnapshot::default(),
+            nx_names: vec![],
+            old_server: false,
+            other_client: false,
+            reverse_lag: 0,
             stamp: 0,
             upstream: vec![],
+            unusable: vec![],
+            net: Net::V4,
             served: BTreeMap::from([(
                 "meta.pigsty.test".to_string(),
                 Ipv4Addr::new(10, 10, 10, 10),
@@ -393,6 +640,10 @@ impl Mac {
         let w = world.clone();
         runner.with("/usr/bin/dscacheutil -q host -a ip_address", move |argv| {
             w.borrow_mut().dscacheutil_ip(&argv[5])
+        });
+        let w = world.clone();
+        runner.with(GETADDRINFO, move |argv| {
+            w.borrow_mut().getaddrinfo(&argv[1])
         });
         runner.always("/usr/bin/dscacheutil -flushcache", Output::ok_with(""));
         runner.always("/usr/bin/killall -HUP mDNSResponder", Output::ok_with(""));
@@ -488,6 +739,22 @@ impl Mac {
             .map(|c| c[5].clone())
             .collect()
     }
+    fn getaddrinfo_names(&self) -> Vec<String> {
+        self.runner
+            .calls
+            .iter()
+            .filter(|c| c[0] == GETADDRINFO)
+            .map(|c| c[1].clone())
+            .collect()
+    }
+    fn reverse_probes(&self) -> Vec<String> {
+        self.runner
+            .calls
+            .iter()
+            .filter(|c| c.len() == 6 && c[4] == "ip_address" && c[5] != "10.10.10.10")
+            .map(|c| c[5].clone())
+            .collect()
+    }
     fn counters(&self) -> CountersSnapshot {
         status_file::read(self.state.path()).unwrap().counters
     }
@@ -502,7 +769,7 @@ fn macos_resolver() {
     assert!(out.starts_with("installed:"), "{out}");
     let c = m.file("/etc/resolver/pigsty.test").unwrap();
     assert!(
-        c.ends_with("\ndomain pigsty.test\nnameserver 127.0.0.1\nport 5354\n"),
+        c.ends_with("\ndomain pigsty.test\nnameserver 127.0.0.1\nport 5354\nflags a\n"),
         "{c}"
     );
     assert!(c.starts_with(files::MARKER));
@@ -514,8 +781,10 @@ fn macos_resolver() {
     );
     for want in [
         "ok  scope: scutil --dns lists resolver #3: nameserver 127.0.0.1, port 5354",
-        "ok  lookup reaches the daemon: dscacheutil -q host -a name pigsty-dns-route-check-",
+        "ok  lookup reaches the daemon: getaddrinfo(pigsty-dns-route-check-",
+        ".pigsty.test itself (status.json nxdomain_names)",
         "ok  dscacheutil: dscacheutil -q host -a name meta.pigsty.test: 10.10.10.10",
+        "ok  getaddrinfo: getaddrinfo(meta.pigsty.test), default hints: 10.10.10.10",
         "ok  unrelated name stays away",
     ] {
         assert!(out.contains(want), "{want} in {out}");
@@ -525,7 +794,10 @@ fn macos_resolver() {
     // Root-run helpers by absolute path only (under sudo PATH is the user's).
     let lines = m.runner.lines();
     assert!(
-        m.runner.calls.iter().all(|c| c[0].starts_with('/')),
+        m.runner
+            .calls
+            .iter()
+            .all(|c| c[0].starts_with('/') || c[0] == GETADDRINFO),
         "{lines:?}"
     );
     for want in [
@@ -552,6 +824,72 @@ fn macos_resolver() {
     assert!(out.contains("ok  route gone"), "{out}");
     assert!(m.tree().is_empty(), "left behind: {:?}", m.tree());
     assert!(m.uninstall().unwrap().contains("nothing to uninstall"));
+}
+
+// ---------------------------------------------------------------- the A flag
+
+/// Offline or on an IPv6-only network configd gives a file without `flags` no A flag; the route's
+/// `flags a` keeps it, so getaddrinfo (curl, Safari) resolves the zone on every network.
+#[test]
+fn the_route_resolves_offline_and_on_ipv6_only_networks() {
+    for net in [Net::Offline, Net::Ipv6Only, Net::Dual] {
+        let mut m = Mac::new();
+        m.world.borrow_mut().net = net;
+        let out = m.install(DAEMON).unwrap();
+        assert!(
+            out.contains("ok  scope: scutil --dns lists resolver #")
+                && out.contains("port 5354, flags Request A records for domain pigsty.test"),
+            "{net:?}: {out}"
+        );
+        assert!(
+            out.contains(
+                "ok  getaddrinfo: getaddrinfo(meta.pigsty.test), default hints: 10.10.10.10"
+            ),
+            "{net:?}: {out}"
+        );
+        assert!(m.world.borrow().unusable.is_empty(), "{net:?}");
+        assert!(!m.status().contains("FAIL"), "{net:?}: {}", m.status());
+    }
+}
+
+/// A route file without the `flags` line (as releases before it wrote): offline, configd lists it with
+/// no flags; dscacheutil still answers, getaddrinfo does not, and both the scope and the getaddrinfo
+/// check say so.
+#[test]
+fn a_route_file_without_the_a_flag_fails_offline_though_dscacheutil_answers() {
+    let mut m = Mac::new();
+    m.install(DAEMON).unwrap();
+    m.world.borrow_mut().net = Net::Offline;
+    let p = m.root().join("etc/resolver/pigsty.test");
+    let old = files::wrap(
+        "macos-resolver",
+        None,
+        "domain pigsty.test\nnameserver 127.0.0.1\nport 5354\n",
+    );
+    std::fs::write(&p, &old).unwrap();
+    let mut j = journal::read(&m.jdir()).unwrap().unwrap();
+    j.files[0].sha256 = pigsty_dns::digest::sha256_hex(old.as_bytes());
+    journal::write(&m.jdir(), &j).unwrap();
+    let text = m.status();
+    assert!(
+        text.contains("FAIL scope: scutil --dns lists resolver #")
+            && text.contains("without `Request A records`")
+            && text.contains("`flags a` line"),
+        "{text}"
+    );
+    // The two lookups themselves: mDNSResponder answers dscacheutil (flags 0), not getaddrinfo.
+    let out = m.world.borrow_mut().getaddrinfo("meta.pigsty.test");
+    assert!(!out.ok(), "{out:?}");
+    let out = m.world.borrow_mut().dscacheutil("meta.pigsty.test");
+    assert!(out.stdout.contains("ip_address: 10.10.10.10"), "{out:?}");
+    // Installing again writes the line and the route works offline.
+    let out = m.install(DAEMON).unwrap();
+    assert!(out.contains("ok  getaddrinfo"), "{out}");
+    assert!(
+        m.file("/etc/resolver/pigsty.test")
+            .unwrap()
+            .ends_with("flags a\n")
+    );
 }
 
 // ---------------------------------------------------------------- refusals before anything is written
@@ -653,6 +991,7 @@ fn without_the_daemons_status_file_install_refuses_before_writing() {
         "127.0.0.1:5399".parse().unwrap(),
         CountersSnapshot::default(),
         0,
+        Some(vec![]),
     );
     let e = m.install(DAEMON).unwrap_err();
     assert_eq!(e.class, Class::Usage);
@@ -667,7 +1006,7 @@ fn without_the_daemons_status_file_install_refuses_before_writing() {
 // ---------------------------------------------------------------- verification through mDNSResponder
 
 #[test]
-fn verification_polls_dscacheutil_with_fresh_names_until_the_counters_move() {
+fn verification_polls_getaddrinfo_with_fresh_names_until_the_daemon_names_one() {
     let mut m = Mac::new();
     // mDNSResponder answers the first two lookups with its old configuration (and caches them).
     m.world.borrow_mut().apply_lag = 2;
@@ -675,7 +1014,7 @@ fn verification_polls_dscacheutil_with_fresh_names_until_the_counters_move() {
     let out = m.install(DAEMON).unwrap();
     assert!(out.contains("ok  lookup reaches the daemon"), "{out}");
     let zone_names: Vec<String> = m
-        .dscacheutil_names()
+        .getaddrinfo_names()
         .into_iter()
         .filter(|n| n.starts_with("pigsty-dns-route-check-") && n.ends_with(".pigsty.test"))
         .collect();
@@ -698,6 +1037,75 @@ fn verification_polls_dscacheutil_with_fresh_names_until_the_counters_move() {
         upstream.len(),
         2,
         "answered with the old configuration: {upstream:?}"
+    );
+}
+
+/// Another client's queries move the counters while our lookups go elsewhere: that is no proof, only
+/// the daemon naming our probe is. (A server from before `nxdomain_names` is judged by its counters,
+/// and the detail says how weak that is.)
+#[test]
+fn another_clients_queries_do_not_pass_for_ours() {
+    let mut m = Mac::new();
+    {
+        let mut w = m.world.borrow_mut();
+        w.never_applies = true;
+        w.other_client = true;
+    }
+    m.settle = Duration::from_millis(500);
+    let e = m.install(DAEMON).unwrap_err();
+    assert!(
+        e.message.contains("lookup reaches the daemon")
+            && e.message
+                .contains("it answered no NXDOMAIN for pigsty-dns-route-check-"),
+        "{}",
+        e.message
+    );
+    assert!(m.counters().nxdomain >= 1, "the counters did move");
+    assert!(m.tree().is_empty(), "undone: {:?}", m.tree());
+    // An old server: the counters are all there is.
+    let mut m = Mac::new();
+    m.world.borrow_mut().old_server = true;
+    let out = m.install(DAEMON).unwrap();
+    assert!(
+        out.contains("ok  lookup reaches the daemon")
+            && out.contains("a server from before nxdomain_names"),
+        "{out}"
+    );
+}
+
+/// The reverse zone's probe: the PTR of an unused address of the /24, a fresh one each poll (the
+/// negative answers mDNSResponder cached are per name), named by the daemon.
+#[test]
+fn the_reverse_probe_asks_a_fresh_unused_address_each_poll() {
+    let mut m = Mac::new().with_generation(META_10);
+    m.world.borrow_mut().reverse_lag = 2;
+    m.settle = Duration::from_secs(5);
+    let out = m.install(DAEMON).unwrap();
+    assert!(
+        out.contains(
+            "ok  reverse lookup reaches the daemon: dscacheutil -q host -a ip_address 10.10.10."
+        ) && out.contains(".10.10.10.in-addr.arpa itself (status.json nxdomain_names)"),
+        "{out}"
+    );
+    let asked = m.reverse_probes();
+    assert!(asked.len() >= 3, "{asked:?}");
+    let distinct: BTreeSet<&String> = asked.iter().collect();
+    assert_eq!(distinct.len(), asked.len(), "fresh each poll: {asked:?}");
+    assert!(
+        asked.iter().all(|a| a.starts_with("10.10.10.")),
+        "{asked:?}"
+    );
+    // Never answered by the daemon: the check fails and names the reverse zone.
+    let mut m = Mac::new().with_generation(META_10);
+    m.world.borrow_mut().reverse_lag = 1000;
+    m.settle = Duration::from_millis(500);
+    let e = m.install(DAEMON).unwrap_err();
+    assert!(
+        e.message.contains("reverse lookup reaches the daemon")
+            && e.message
+                .contains("mDNSResponder sends 10.10.10.in-addr.arpa somewhere else"),
+        "{}",
+        e.message
     );
 }
 
@@ -965,7 +1373,7 @@ fn macos_routes_the_reverse_zone_in_a_second_resolver_file() {
     // Same format and marker as the zone's file.
     assert!(rev.starts_with(files::MARKER), "{rev}");
     assert!(
-        rev.ends_with("\ndomain 10.10.10.in-addr.arpa\nnameserver 127.0.0.1\nport 5354\n"),
+        rev.ends_with("\ndomain 10.10.10.in-addr.arpa\nnameserver 127.0.0.1\nport 5354\nflags a\n"),
         "{rev}"
     );
     assert_eq!(
@@ -1075,10 +1483,10 @@ fn macos_a_moved_24_is_drift_and_install_moves_the_reverse_file() {
         )),
         "{plan}"
     );
-    // (The scripted lookup fn answers meta at 10.10.10.10: no name checks against the moved set.)
+    // The daemon answers meta at its moved address now.
     let out = m
         .ctx_do(|c| {
-            c.check_name = None;
+            c.lookup_a = &moved_lookup;
             route::install(c, &req(DAEMON), false, true).map(|r| r.render(false))
         })
         .unwrap();
@@ -1193,4 +1601,173 @@ fn another_resolver_for_the_reverse_zone_makes_install_refuse() {
         e.message
     );
     assert_eq!(m.tree(), before, "nothing written");
+}
+
+// ---------------------------------------------------------------- the daemon's own evidence
+
+/// The real daemon lists the names it answered NXDOMAIN (the probe's evidence) in its status file at
+/// the next counter flush; names it has are not listed.
+#[test]
+fn the_real_daemon_lists_the_names_it_answered_nxdomain() {
+    use crate::util::{BIN, stop};
+    use std::process::{Command, Stdio};
+    let state = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(state.path())
+        .env_remove("PIGSTY_DNS_LISTEN")
+        .env_remove("PIGSTY_DNS_STATE_DIR")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let wait_for = |f: &dyn Fn(&Status) -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(s) = status_file::read(state.path()).filter(|s| f(s)) {
+                return Some(s);
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let pid = child.id();
+    let started = wait_for(&|s| s.pid == pid);
+    let Some(s) = started else {
+        stop(&mut child, Duration::ZERO, false);
+        panic!("serve did not start");
+    };
+    assert_eq!(s.nxdomain_names, Some(vec![]));
+    let port = s.listen[0].port().to_string();
+    let probe = "Pigsty-DNS-Route-Check-77.pigsty.test";
+    for name in [probe, "pigsty.test"] {
+        let out = Command::new("dig")
+            .args(["@127.0.0.1", "-p", &port, "+tries=1", "+time=2", name, "A"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let listed = wait_for(&|s| s.nxdomain_names.as_ref().is_some_and(|n| !n.is_empty()));
+    stop(&mut child, Duration::ZERO, false);
+    assert_eq!(
+        listed.and_then(|s| s.nxdomain_names),
+        Some(vec!["pigsty-dns-route-check-77.pigsty.test".to_string()])
+    );
+}
+
+// ---------------------------------------------------------------- other claimants, read as configd reads them
+
+/// A resolver for a name under the zone takes that subtree (the longest domain wins): a claimant too,
+/// at install and in status — for the reverse zone as well as the zone.
+#[test]
+fn resolvers_for_subdomains_of_either_zone_are_claimants() {
+    let mut m = Mac::new();
+    m.put("/etc/resolver/db.pigsty.test", "nameserver 10.1.2.3\n");
+    let e = m.install(DAEMON).unwrap_err();
+    assert_eq!(e.class, Class::Conflict, "{e:?}");
+    assert!(
+        e.message.contains("/etc/resolver/db.pigsty.test")
+            && e.message.contains("inside pigsty.test"),
+        "{}",
+        e.message
+    );
+    assert!(
+        m.status()
+            .contains("FAIL other resolvers: /etc/resolver/db.pigsty.test")
+    );
+    // Installed with the reverse zone; then resolvers appear for it and for one name under it.
+    let mut m = Mac::new().with_generation(META_10);
+    m.install(DAEMON).unwrap();
+    assert!(!m.status().contains("FAIL"), "{}", m.status());
+    m.put(
+        "/etc/resolver/corp-reverse",
+        "domain 10.10.10.in-addr.arpa\nnameserver 10.1.2.3\n",
+    );
+    m.put(
+        "/etc/resolver/one-ptr",
+        "domain 10.10.10.10.in-addr.arpa\nnameserver 10.1.2.4\n",
+    );
+    let text = m.status();
+    let line = text
+        .lines()
+        .find(|l| l.contains("other resolvers"))
+        .unwrap_or_default();
+    assert!(
+        line.starts_with("FAIL")
+            && line.contains("/etc/resolver/corp-reverse")
+            && line.contains("/etc/resolver/one-ptr")
+            && line.contains("inside 10.10.10.in-addr.arpa"),
+        "{text}"
+    );
+}
+
+/// configd splits on every single blank and strips only `\n`: a line with leading whitespace, a
+/// `domain` with two blanks before its value and a CRLF file claim nothing — the zone installs beside
+/// them — while a tab-separated, upper-case, dotted `domain` line does claim it.
+#[test]
+fn claimants_are_found_exactly_as_configd_reads_the_files() {
+    let mut m = Mac::new();
+    m.put(
+        "/etc/resolver/indented",
+        " domain pigsty.test\nnameserver 10.1.2.3\n",
+    );
+    m.put(
+        "/etc/resolver/two-blanks",
+        "domain  pigsty.test\nnameserver 10.1.2.3\n",
+    );
+    m.put(
+        "/etc/resolver/crlf",
+        "domain pigsty.test\r\nnameserver 10.1.2.3\r\n",
+    );
+    let out = m.install(DAEMON).unwrap();
+    assert!(out.starts_with("installed:"), "{out}");
+    assert!(
+        m.status()
+            .contains("ok   other resolvers: no other resolver claims pigsty.test"),
+        "{}",
+        m.status()
+    );
+    m.uninstall().unwrap();
+    let mut m = Mac::new();
+    m.put(
+        "/etc/resolver/tabbed",
+        "DOMAIN\tpigsty.test.\nnameserver 10.1.2.3\nport 0x14eb\n",
+    );
+    let e = m.install(DAEMON).unwrap_err();
+    assert!(
+        e.message.contains("/etc/resolver/tabbed")
+            && e.message.contains("its `domain pigsty.test` line")
+            && e.message.contains("port 5355"),
+        "{}",
+        e.message
+    );
+}
+
+/// An interrupted write's temporary file is found for any zone, not only the default one.
+#[test]
+fn stale_temporary_files_of_another_zone_are_found_and_removed() {
+    let mut m = Mac::new();
+    let marked = files::wrap(
+        "macos-resolver",
+        None,
+        "domain corp.test\nnameserver 127.0.0.1\nport 5354\nflags a\n",
+    );
+    let live = m.put("/etc/resolver/.corp.test.pigsty-dns-tmp.4242", &marked);
+    let cut = m.put("/private/etc/.corp.test.pigsty-dns-tmp.77", &marked);
+    let mut r = req(DAEMON);
+    r.zone = Zone::parse("corp.test").unwrap();
+    let e = m
+        .ctx_do(|c| route::install(c, &r, false, true).map(|_| ()))
+        .unwrap_err();
+    assert_eq!(e.class, Class::Conflict);
+    assert!(
+        e.message.contains(".corp.test.pigsty-dns-tmp.4242")
+            && e.message.contains("interrupted pigsty-dns write"),
+        "{}",
+        e.message
+    );
+    m.uninstall().unwrap();
+    assert!(!live.exists() && !cut.exists(), "{:?}", m.tree());
 }

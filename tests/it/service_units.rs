@@ -44,6 +44,10 @@ fn system_unit(version: u32) -> String {
 }
 
 fn plist() -> String {
+    plist_for("Aqua")
+}
+
+fn plist_for(session_type: &str) -> String {
     render::launchd(
         &spec(
             "/usr/local/bin/pigsty-dns",
@@ -51,6 +55,7 @@ fn plist() -> String {
             "text",
         ),
         Path::new("/Users/alice/Library/Logs"),
+        session_type,
     )
     .unwrap()
 }
@@ -229,13 +234,9 @@ fn the_plist_parses_and_has_the_keys() {
     );
     assert_eq!(string("ThrottleInterval"), "10");
     assert!(map["ThrottleInterval"].has_tag_name("integer"));
-    // Loadable at the console (gui/UID) and over SSH (user/UID); not throttled as Background.
-    let sessions: Vec<String> = map["LimitLoadToSessionType"]
-        .children()
-        .filter(|n| n.has_tag_name("string"))
-        .map(|n| n.text().unwrap().to_string())
-        .collect();
-    assert_eq!(sessions, ["Aqua", "Background"]);
+    // One session type, the domain's (gui/UID: Aqua); not throttled as a Background process.
+    assert!(map["LimitLoadToSessionType"].has_tag_name("string"));
+    assert_eq!(string("LimitLoadToSessionType"), "Aqua");
     assert_eq!(string("ProcessType"), "Standard");
     assert!(
         !text.contains("<string>Background</string>\n</dict>")
@@ -252,11 +253,24 @@ fn the_plist_parses_and_has_the_keys() {
     );
 }
 
+/// The plist for `user/UID` (an SSH login) differs from the golden one in its session type only.
+#[test]
+fn the_background_plist_names_only_background() {
+    let bg = plist_for("Background");
+    assert_eq!(
+        bg,
+        plist().replace("<string>Aqua</string>", "<string>Background</string>")
+    );
+    assert_eq!(bg.matches("<string>Background</string>").count(), 1, "{bg}");
+    assert!(!bg.contains("<string>Aqua</string>"), "{bg}");
+}
+
 #[test]
 fn plist_values_are_escaped() {
     let text = render::launchd(
         &spec("/opt/a&b/<pigsty-dns>", "/s", "text"),
         Path::new("/l"),
+        "Aqua",
     )
     .unwrap();
     let doc = roxmltree::Document::parse_with_options(

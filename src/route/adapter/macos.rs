@@ -21,6 +21,26 @@ pub const SCUTIL: &str = "/usr/sbin/scutil";
 pub const DSCACHEUTIL: &str = "/usr/bin/dscacheutil";
 pub const KILLALL: &str = "/usr/bin/killall";
 
+/// The `flags` line: configd otherwise gives the entry the A/AAAA flags of the routable network
+/// services (`Plugins/IPMonitor/dns-configuration.c`), none when the Mac is offline or IPv6-only, and
+/// mDNSResponder then answers getaddrinfo's A question (`SuppressUnusable`, set by `AI_ADDRCONFIG`,
+/// part of the default hints) as unusable without asking (`mDNSCore/mDNS.c`). A `flags` line replaces
+/// the inherited ones (`dnsinfo/dnsinfo_flatfile.c`, since configd 395.6 / OS X 10.8). Only `a`: the
+/// zone serves A records (and PTRs, which the flags do not gate); with `aaaa` every AAAA question would
+/// go to the daemon only to come back empty, where mDNSResponder now answers it at once.
+pub const FLAGS: &str = "a";
+
+/// A temporary file of an atomic write of a resolver file, for any zone: `.<zone>.pigsty-dns-tmp.<pid>`
+/// (`sys::fs::temp_prefix`). Ours only when it also carries the ownership marker.
+pub fn is_temp_name(name: &str) -> bool {
+    let marker = crate::sys::fs::temp_prefix(std::path::Path::new("x"));
+    let infix = &marker[".x".len()..];
+    name.starts_with('.')
+        && name.split_once(infix).is_some_and(|(zone, pid)| {
+            zone.len() > 1 && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+        })
+}
+
 pub fn path_for(zone: &str) -> String {
     format!("{DIR}/{zone}")
 }
@@ -47,7 +67,7 @@ pub fn render(p: &Params) -> Render {
         .iter()
         .map(|z| {
             let body = format!(
-                "domain {z}\nnameserver {}\nport {}\n",
+                "domain {z}\nnameserver {}\nport {}\nflags {FLAGS}\n",
                 p.server.ip(),
                 p.server.port()
             );

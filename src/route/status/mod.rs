@@ -94,7 +94,7 @@ pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
 
 /// macOS: other resolvers for the zone (another /etc/resolver file, a VPN's split DNS).
 fn claimants_item(ctx: &mut Ctx<'_>, zone: &str) -> Item {
-    let claims = dnsinfo::claimants(&ctx.root, ctx.runner, zone);
+    let claims = dnsinfo::route_claimants(&ctx.root, ctx.runner, zone);
     if claims.is_empty() {
         return item(
             "other resolvers",
