@@ -369,6 +369,52 @@ pub fn for_plan(ctx: &Ctx<'_>, plan: &mut Plan) -> Result<View, AppError> {
     Ok(view)
 }
 
+/// RFC 4034 §6.1 canonical order: labels compared from the root down, lowercase.
+fn canonical_key(name: &str) -> Vec<String> {
+    name.trim_end_matches('.')
+        .rsplit('.')
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// The name `route install` and `route status` check through the native path without
+/// `--check-name`: the live generation's first served name in canonical order that the hosts file
+/// does not answer in the zone's place (else the first one: its check then shows the shadow). Err:
+/// why nothing is checked, as the check's detail.
+pub fn default_check_name(
+    ctx: &Ctx<'_>,
+    adapter: AdapterName,
+    live: Option<&Live>,
+) -> Result<String, String> {
+    let Some(l) = live else {
+        return Err(match ctx.state_dir.as_deref().map(live::read) {
+            None => "not checked: no --check-name, and no state dir of the daemon to take a served name from (give --state-dir DIR or --check-name NAME)".into(),
+            Some(Ok(None)) => "not checked: the zone is empty".into(),
+            Some(Ok(Some(g))) if g.records.is_empty() => "not checked: the zone is empty".into(),
+            Some(Ok(Some(g))) => format!("not checked: the live generation serves {}, not this route's zone", g.zone),
+            Some(Err(e)) => format!("not checked: {e}"),
+        });
+    };
+    let mut names: Vec<&str> = l.records.iter().map(|r| r.name.as_str()).collect();
+    names.sort_by_cached_key(|n| canonical_key(n));
+    let Some(first) = names.first() else {
+        return Err("not checked: the zone is empty".into());
+    };
+    let view = View::read(ctx, &l.zone, Some(adapter), Ok(l));
+    let shadowed: std::collections::HashSet<&str> = view
+        .summary
+        .findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::ShadowedName && f.shadows)
+        .map(|f| f.zone_name.as_str())
+        .collect();
+    Ok(names
+        .iter()
+        .find(|n| !shadowed.contains(*n))
+        .unwrap_or(first)
+        .to_string())
+}
+
 fn finding_title(f: &Finding) -> String {
     let what = match f.kind {
         FindingKind::ShadowedName => format!("shadowed name {}", f.zone_name),

@@ -150,3 +150,97 @@ fn resolved_reading_hosts_makes_a_line_shadow_even_after_resolve() {
     let v = view(d.path(), Os::Linux, Some(AdapterName::ResolvedLink)).items();
     assert!(v[1].ok && v[1].verdict.contains("not a shadow"), "{v:?}");
 }
+
+fn live(names: &[(&str, [u8; 4])]) -> Live {
+    let mut records: Vec<crate::records::Record> = names
+        .iter()
+        .map(|(n, a)| crate::records::Record {
+            name: n.to_string(),
+            address: Ipv4Addr::from(*a),
+            sources: vec![],
+        })
+        .collect();
+    records.sort_by(|a, b| a.name.cmp(&b.name));
+    Live {
+        state_dir: PathBuf::from("/nonexistent"),
+        zone: ZONE.into(),
+        serial: 3,
+        reverse: Some("10.10.10.in-addr.arpa".into()),
+        ptr: vec![],
+        records,
+    }
+}
+
+fn default_name(
+    root: &Path,
+    l: Option<&Live>,
+    state_dir: Option<PathBuf>,
+) -> Result<String, String> {
+    let mut r = ScriptedRunner::new();
+    with_ctx(
+        root,
+        Os::Linux,
+        &mut r,
+        crate::route::status::testing::up,
+        |ctx| {
+            ctx.state_dir = state_dir;
+            default_check_name(ctx, AdapterName::ResolvedLink, l)
+        },
+    )
+}
+
+#[test]
+fn the_default_check_name_is_the_first_served_name_in_canonical_order_the_hosts_file_leaves_alone()
+{
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/etc/nsswitch.conf",
+        "hosts: files resolve [!UNAVAIL=return] dns\n",
+    );
+    // Canonical order compares from the root label down: b.pigsty.test before a.x.pigsty.test.
+    let l = live(&[
+        ("a.x.pigsty.test", [10, 10, 10, 1]),
+        ("b.pigsty.test", [10, 10, 10, 2]),
+        ("c.pigsty.test", [10, 10, 10, 3]),
+    ]);
+    assert_eq!(
+        default_name(d.path(), Some(&l), None).unwrap(),
+        "b.pigsty.test"
+    );
+    // A hosts line answers b (even at its own address): the next name proves the route instead.
+    write(d.path(), "/etc/hosts", "10.10.10.2 b.pigsty.test\n");
+    assert_eq!(
+        default_name(d.path(), Some(&l), None).unwrap(),
+        "c.pigsty.test"
+    );
+    // Every name shadowed: the first is checked anyway, and its check shows the shadow.
+    write(
+        d.path(),
+        "/etc/hosts",
+        "10.10.10.9 b.pigsty.test c.pigsty.test a.x.pigsty.test\n",
+    );
+    assert_eq!(
+        default_name(d.path(), Some(&l), None).unwrap(),
+        "b.pigsty.test"
+    );
+}
+
+#[test]
+fn without_a_served_name_the_check_says_why() {
+    let d = tempfile::tempdir().unwrap();
+    let empty = live(&[]);
+    assert_eq!(
+        default_name(d.path(), Some(&empty), None).unwrap_err(),
+        "not checked: the zone is empty"
+    );
+    // A state dir with no generation yet: the daemon serves the empty zone.
+    let state = d.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    assert_eq!(
+        default_name(d.path(), None, Some(state)).unwrap_err(),
+        "not checked: the zone is empty"
+    );
+    let e = default_name(d.path(), None, None).unwrap_err();
+    assert!(e.starts_with("not checked: no --check-name"), "{e}");
+}

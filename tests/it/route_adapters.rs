@@ -1059,8 +1059,29 @@ fn a_moved_24_is_drift_and_install_re_routes_it() {
     );
     // That command (install again) re-routes: the unit and the live domains carry the new /24.
     let moved = "Link 3 (pigsty-dns0)\nCurrent Scopes: DNS\n     Protocols: -DefaultRoute\n   DNS Servers: 127.0.0.1:5354\n    DNS Domain: ~pigsty.test ~12.10.10.in-addr.arpa\n";
-    t.runner = showing(moved);
-    // (The scripted daemon answers meta at 10.10.10.10 only: no name checks against the moved set.)
+    // Without --check-name the first served name (meta, now at 10.10.12.10) is checked by default
+    // (issue 23): the native path answers the moved set.
+    t.runner = answering(
+        &[
+            (
+                "resolvectl --cache=no query -4",
+                "meta.pigsty.test: 10.10.12.10    -- link: pigsty-dns0\n",
+            ),
+            (
+                "getent ahostsv4",
+                "10.10.12.10     STREAM meta.pigsty.test\n",
+            ),
+            (
+                "resolvectl --cache=no query 10.10.12.10",
+                "10.10.12.10: meta.pigsty.test    -- link: pigsty-dns0\n",
+            ),
+            (
+                "getent hosts 10.10.12.10",
+                "10.10.12.10     meta.pigsty.test\n",
+            ),
+        ],
+        moved,
+    );
     t.check_name = None;
     let out = t.install(&r, false, true).unwrap();
     assert!(out.contains("and 12.10.10.in-addr.arpa"), "{out}");
