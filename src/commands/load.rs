@@ -204,6 +204,9 @@ fn confirm_live(
         ("server", serde_json::Value::from(addr.to_string())),
     ]);
     report.text.push_str(&line);
+    if let (Liveness::Live, Some(v)) = (&liveness, super::visible::for_this_host(g)) {
+        report.text.push_str(&v);
+    }
     match liveness {
         Liveness::Live => Ok(report),
         Liveness::NoServer(why) if require_live => Err(AppError::new(
