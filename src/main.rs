@@ -139,6 +139,9 @@ enum Command {
         /// Fail (exit 5) unless a server is serving the new serial within about 5 s.
         #[arg(long)]
         require_live: bool,
+        /// Then poll this host's resolver (getent ahostsv4; macOS dscacheutil) for each changed name until it shows the new answer, at most the cache bound + 5 s; exit 5 if one does not.
+        #[arg(long)]
+        wait_visible: bool,
         #[command(flatten)]
         state: StateArgs,
     },
@@ -176,6 +179,7 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             dry_run,
             server,
             require_live,
+            wait_visible,
             state,
         } => commands::load::run(&LoadOptions {
             path: file,
@@ -186,6 +190,7 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             dry_run: *dry_run,
             server: *server,
             require_live: *require_live,
+            wait_visible: *wait_visible,
         }),
         Command::Serve {
             listen,

@@ -29,6 +29,8 @@ pub struct LoadOptions<'a> {
     pub server: Option<SocketAddr>,
     /// `--require-live`: exit 5 unless a server serves the new serial.
     pub require_live: bool,
+    /// `--wait-visible`: poll this host's native path for every changed name (commands/visible.rs).
+    pub wait_visible: bool,
 }
 
 /// Validates and stores; the report, and the generation when one was stored.
@@ -48,7 +50,12 @@ pub fn run(o: &LoadOptions<'_>) -> Result<Report, AppError> {
     let addr = status_file::server_addr(o.server, Some(&root));
     // Without --server, only a server recorded as running for this state dir can serve it.
     let known = o.server.is_some() || status_file::running(&root).is_some();
-    confirm_live(report, &g, addr, &root, o.zone, known, o.require_live)
+    let mut report = confirm_live(report, &g, addr, &root, o.zone, known, o.require_live)?;
+    super::visible::after_live(&mut report, &g);
+    if o.wait_visible {
+        return super::visible::wait_visible(report, &g);
+    }
+    Ok(report)
 }
 
 fn check_ttls(ttl: u32, negative: u32) -> Result<(), AppError> {
@@ -204,9 +211,6 @@ fn confirm_live(
         ("server", serde_json::Value::from(addr.to_string())),
     ]);
     report.text.push_str(&line);
-    if let (Liveness::Live, Some(v)) = (&liveness, super::visible::for_this_host(g)) {
-        report.text.push_str(&v);
-    }
     match liveness {
         Liveness::Live => Ok(report),
         Liveness::NoServer(why) if require_live => Err(AppError::new(
