@@ -141,6 +141,9 @@ prepare_state() {
 	# the route's root: a copy of the sid root's own /etc/systemd (no dns-delegate.d, as shipped)
 	cp -a "$SID/etc/systemd" "$ST/rroot/etc-systemd.tmp" && mkdir -p "$ST/rroot/etc" &&
 		mv "$ST/rroot/etc-systemd.tmp" "$ST/rroot/etc/systemd" || die "copy etc/systemd"
+	# the route reads NSS through --root (issue 23): the sid root's nsswitch.conf and resolv.conf symlink
+	cp "$SID/etc/nsswitch.conf" "$ST/rroot/etc/nsswitch.conf" && cp -P "$SID/etc/resolv.conf" "$ST/rroot/etc/resolv.conf" ||
+		die "copy nsswitch.conf/resolv.conf"
 	cp "$PIGSTY_DNS_RECORDS" "$ST/records.yml"
 	: >"$ST/bin/pigsty-dns"; : >"$ST/bin/pigsty-dns-serve"   # bind-mount targets
 	cat >"$ST/bin/systemctl" <<EOF
@@ -484,11 +487,74 @@ delegate_tests() {
 	stop_daemon; stop_resolved; stop_upstream; sx ip link del pu0 2>/dev/null
 }
 
+# ================================================================ issue 23 (hosts-wire): hosts mode
+# hosts_mode: a hosts file inside the root (bind-mounted over its /etc/hosts; --root's etc/hosts links to
+# the same file): a shadowing line seen by `route status`, then gone after it is removed; the default
+# native check (install without --check-name); and, with resolved's cache on and no flush, how long
+# after `load` getent shows (a) a changed address, (b) a new name looked up (NXDOMAIN cached) just
+# before, (c) a removed name: HOSTS_RUNS runs (default 3), median and max, each within its bound + 1.5 s.
+# TTLs are short here (--ttl 8, SOA minimum 5, the default) to keep the lab's time small.
+hosts_mode() {
+	local out rc i t0 a b c ra=() rb=() rc_=() ttl=8 neg=5 runs=${HOSTS_RUNS:-3}
+	echo "=== hosts mode (issue 23)"
+	local made=; [ -e "$SID/etc/hosts" ] || { : >"$SID/etc/hosts"; made=1; }   # the bind mount's target
+	printf '127.0.0.1 localhost\n' >"$ST/hosts"; mount --bind "$ST/hosts" "$SID/etc/hosts" || die "bind /etc/hosts"
+	ln -sf "$IN/hosts" "$ST/rroot/etc/hosts"
+	printf '[Resolve]\nCache=yes\n' >"$SID/run/systemd/resolved.conf.d/50-cache.conf"
+	start_upstream; uplink; start_resolved; start_daemon
+	out=$(route install --server 127.0.0.1:$PORT --yes --state-dir "$IN/srv" 2>&1); rc=$?
+	echo "$out" >"$ST/logs/install-hosts.log"
+	check "hosts: route install without --check-name (verified)" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -8
+	check "hosts: the default native check asked getent for the first served name" 1 \
+		"$(grep -c 'ok  getent ahostsv4: getent ahostsv4 meta.pigsty.test: 10.10.10.10' <<<"$out")"
+	printf '127.0.0.1 localhost\n10.10.10.99 meta.pigsty.test\n' >"$ST/hosts"
+	check "hosts: a shadowing line answers getent" 10.10.10.99 "$(ge meta.pigsty.test)"
+	out=$(route status --state-dir "$IN/srv" 2>&1); echo "$out" >"$ST/logs/status-hosts-shadow.log"
+	check "hosts: route status fails the shadowed name with its line" 1 \
+		"$(grep -c '^FAIL hosts: shadowed name meta.pigsty.test: line 2 (' <<<"$out")"
+	printf '127.0.0.1 localhost\n' >"$ST/hosts"
+	out=$(route status --state-dir "$IN/srv" 2>&1); echo "$out" >"$ST/logs/status-hosts-clean.log"
+	check "hosts: after the line is removed, route status has no hosts failure" 0 "$(grep -c '^FAIL hosts' <<<"$out")"
+	check "hosts: ... and getent gets the zone's address" 10.10.10.10 "$(ge meta.pigsty.test)"
+	now() { date +%s.%N; }
+	since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.1f", a - b }'; }
+	for i in $(seq "$runs"); do
+		printf 'all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n    10.10.10.20: { nodename: conv%s }\n    10.10.10.30: { nodename: gone%s }\n' "$i" "$i" >"$ST/conv-a.yml"
+		printf 'all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n    10.10.10.21: { nodename: conv%s }\n    10.10.10.40: { nodename: new%s }\n' "$i" "$i" >"$ST/conv-b.yml"
+		chroot "$SID" "$IN/bin/pigsty-dns-serve" load "$IN/conv-a.yml" --ttl $ttl --state-dir "$IN/srv" >>"$ST/logs/load.log" 2>&1
+		# programs ask just before the change: resolved caches the answers (and new's NXDOMAIN)
+		ge "conv$i.pigsty.test" >/dev/null; ge "gone$i.pigsty.test" >/dev/null; ge "new$i.pigsty.test" >/dev/null
+		chroot "$SID" "$IN/bin/pigsty-dns-serve" load "$IN/conv-b.yml" --ttl $ttl --state-dir "$IN/srv" >>"$ST/logs/load.log" 2>&1
+		t0=$(now); a=; b=; c=
+		for _ in $(seq $(( (ttl + 7) * 10 ))); do
+			[ -z "$a" ] && [ "$(ge "conv$i.pigsty.test")" = 10.10.10.21 ] && a=$(since "$t0")
+			[ -z "$b" ] && [ "$(ge "new$i.pigsty.test")" = 10.10.10.40 ] && b=$(since "$t0")
+			[ -z "$c" ] && [ -z "$(ge "gone$i.pigsty.test")" ] && c=$(since "$t0")
+			[ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ] && break; sleep 0.1
+		done
+		ra+=("${a:-999}"); rb+=("${b:-999}"); rc_+=("${c:-999}")
+		echo "# hosts: run $i: changed ${a:-never} s, new (NXDOMAIN cached) ${b:-never} s, removed ${c:-never} s"
+	done
+	stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "median %.1f s, max %.1f s", v[int((NR+1)/2)], v[NR]}'; }
+	within() { local m; m=$(printf '%s\n' "${@:2}" | sort -g | tail -1); awk -v m="$m" -v b="$1" 'BEGIN { exit !(m <= b + 1.5) }' && echo yes || echo "no: max $m s"; }
+	echo "# hosts: convergence, resolved-delegate $(sx resolvectl --version | head -1 | awk '{print $2}'), --ttl $ttl, SOA minimum $neg, $runs runs: changed $(stats "${ra[@]}"); new $(stats "${rb[@]}"); removed $(stats "${rc_[@]}")"
+	check "hosts: a changed address is visible within the TTL ($ttl s) + 1.5 s" yes "$(within $ttl "${ra[@]}")"
+	check "hosts: a new name (NXDOMAIN cached) is visible within the SOA minimum ($neg s) + 1.5 s" yes "$(within $neg "${rb[@]}")"
+	check "hosts: a removed name is gone within the TTL ($ttl s) + 1.5 s" yes "$(within $ttl "${rc_[@]}")"
+	route uninstall --yes >"$ST/logs/uninstall-hosts.log" 2>&1
+	stop_daemon; stop_resolved; stop_upstream; sx ip link del pu0 2>/dev/null
+	rm -f "$SID/run/systemd/resolved.conf.d/50-cache.conf" "$ST/rroot/etc/hosts"
+	umount "$SID/etc/hosts"; [ -z "$made" ] || rm -f "$SID/etc/hosts"
+}
+# ================================================================ end of issue 23 (hosts-wire)
+
 inner() {
 	setup_ns
 	echo "# $(sx resolvectl --version | head -1), in a $SUITE root; test links: $KIND"
 	local t0=$SECONDS
 	delegate_tests
+	hosts_mode   # issue 23
 	echo "# logs: $ST/logs; namespace part took $((SECONDS - t0)) s"
 	echo "$PASS passed, $FAIL failed"
 	[ "$FAIL" = 0 ]; exit
