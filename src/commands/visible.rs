@@ -11,6 +11,7 @@ use crate::error::{AppError, Class};
 use crate::generation::Generation;
 use crate::output::Report;
 use crate::route::adapter::AdapterName;
+use crate::route::hosts_view::resolved_texts;
 use crate::route::journal;
 use crate::sys::runner::SystemRunner;
 use crate::sys::{Os, Runner};
@@ -23,9 +24,56 @@ pub const MACOS_NEGATIVE_CEILING_SECS: u32 = 3600;
 /// The command that purges mDNSResponder's cache (printed, never run).
 pub const MACOS_PURGE: &str = "sudo killall -HUP mDNSResponder";
 
+/// What this host's adapter caches of the daemon's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caching {
+    pub positive: bool,
+    pub negative: bool,
+}
+
+impl Caching {
+    pub const ALL: Caching = Caching {
+        positive: true,
+        negative: true,
+    };
+}
+
+/// systemd-resolved's caching of the daemon's answers, from resolved.conf and its drop-ins (the last
+/// `[Resolve]` assignment wins): `Cache=` (default yes; `no-negative`) and, for a server on a
+/// loopback address, `CacheFromLocalhost=` (default no: then nothing from it is cached at all).
+pub fn resolved_caching(texts: &[String], server_on_loopback: bool) -> Caching {
+    let (mut cache, mut from_localhost) = ("yes".to_string(), false);
+    for text in texts {
+        let mut in_resolve = false;
+        for line in text.lines().map(str::trim) {
+            if line.starts_with('[') {
+                in_resolve = line == "[Resolve]";
+                continue;
+            }
+            let Some((k, v)) = line.split_once('=') else {
+                continue;
+            };
+            let v = v.trim().to_ascii_lowercase();
+            match (in_resolve, k.trim()) {
+                (true, "Cache") => cache = if v.is_empty() { "yes".into() } else { v },
+                (true, "CacheFromLocalhost") => {
+                    from_localhost = matches!(v.as_str(), "1" | "yes" | "y" | "true" | "t" | "on")
+                }
+                _ => {}
+            }
+        }
+    }
+    let on = !matches!(cache.as_str(), "no" | "0" | "false" | "n" | "f" | "off")
+        && (from_localhost || !server_on_loopback);
+    Caching {
+        positive: on,
+        negative: on && cache != "no-negative",
+    }
+}
+
 /// The line for a route of `adapter` serving `g`: how long an answer a program already got may
 /// stay in this host's caches.
-pub fn cache_line(adapter: AdapterName, g: &Generation) -> String {
+pub fn cache_line(adapter: AdapterName, g: &Generation, caching: Caching) -> String {
     let (pos, neg) = (g.ttl, g.soa.minimum);
     match adapter {
         AdapterName::MacosResolver => format!(
@@ -34,9 +82,24 @@ pub fn cache_line(adapter: AdapterName, g: &Generation) -> String {
         AdapterName::NmDnsmasq => format!(
             "visible: programs that already asked may keep the old answer up to {pos} s (NetworkManager's dnsmasq caches by the records' TTL), a \"no such name\" up to {neg} s (the SOA minimum); no cache is flushed\n"
         ),
+        _ if !caching.positive => "visible: at once for new lookups: systemd-resolved caches nothing from the daemon on a loopback address (CacheFromLocalhost=no, its default, or Cache=no); only a program's own cache (a browser, a JVM) may keep the old answer\n".to_string(),
         _ => format!(
-            "visible: programs that already asked may keep the old answer up to {pos} s (systemd-resolved caches by the records' TTL), a \"no such name\" up to {neg} s (the SOA minimum); no cache is flushed\n"
+            "visible: programs that already asked may keep the old answer up to {pos} s (systemd-resolved caches by the records' TTL), a \"no such name\" up to {} s; no cache is flushed\n",
+            if caching.negative { neg } else { 0 }
         ),
+    }
+}
+
+/// This host's caching for a route of `adapter` to `server`.
+fn caching_of(adapter: AdapterName, server: &str) -> Caching {
+    match adapter {
+        AdapterName::MacosResolver | AdapterName::NmDnsmasq => Caching::ALL,
+        _ => {
+            let loopback = server
+                .parse::<std::net::SocketAddr>()
+                .is_ok_and(|a| a.ip().is_loopback());
+            resolved_caching(&resolved_texts(Path::new("/")), loopback)
+        }
     }
 }
 
@@ -55,7 +118,7 @@ pub fn for_this_host(g: &Generation) -> Option<String> {
     let dir = Path::new(journal::default_dir(Os::this()));
     match journal::read(dir) {
         Ok(Some(j)) if j.zone.trim_end_matches('.') == g.zone.trim_end_matches('.') => {
-            Some(cache_line(j.adapter, g))
+            Some(cache_line(j.adapter, g, caching_of(j.adapter, &j.server)))
         }
         _ => None,
     }
@@ -100,8 +163,16 @@ pub fn changes(report_json: &str) -> Vec<Change> {
 
 /// How long a program's cached answer may outlive the change: a name that did not exist is cached
 /// as negative (the SOA minimum; macOS at least 60 s), any other by the records' TTL.
-fn bound(c: &Change, adapter: AdapterName, g: &Generation) -> (Duration, String) {
+fn bound(c: &Change, adapter: AdapterName, g: &Generation, caching: Caching) -> (Duration, String) {
     match (c.old, adapter) {
+        (None, a) if a != AdapterName::MacosResolver && !caching.negative => (
+            Duration::ZERO,
+            "the resolver caches no \"no such name\" from the daemon".into(),
+        ),
+        (Some(_), a) if a != AdapterName::MacosResolver && !caching.positive => (
+            Duration::ZERO,
+            "the resolver caches nothing from the daemon".into(),
+        ),
         (None, AdapterName::MacosResolver) => (
             Duration::from_secs(u64::from(g.soa.minimum.max(MACOS_NEGATIVE_FLOOR_SECS))),
             format!(
@@ -148,6 +219,7 @@ fn shown(a: Option<Ipv4Addr>) -> String {
 pub fn wait(
     runner: &mut dyn Runner,
     adapter: AdapterName,
+    caching: Caching,
     g: &Generation,
     changes: &[Change],
     clock: &mut dyn FnMut() -> Duration,
@@ -172,7 +244,7 @@ pub fn wait(
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let (b, why) = bound(c, adapter, g);
+            let (b, why) = bound(c, adapter, g, caching);
             (i, b + MARGIN, why)
         })
         .collect();
@@ -217,8 +289,10 @@ pub fn wait(
 /// route is installed; exit 5 when a name is not visible in time.
 pub fn wait_visible(mut report: Report, g: &Generation) -> Result<Report, AppError> {
     let dir = Path::new(journal::default_dir(Os::this()));
-    let adapter = match journal::read(dir) {
-        Ok(Some(j)) if j.zone.trim_end_matches('.') == g.zone.trim_end_matches('.') => j.adapter,
+    let (adapter, caching) = match journal::read(dir) {
+        Ok(Some(j)) if j.zone.trim_end_matches('.') == g.zone.trim_end_matches('.') => {
+            (j.adapter, caching_of(j.adapter, &j.server))
+        }
         _ => {
             report.text.push_str("wait-visible: no route of this zone is installed on this host: nothing to wait for\n");
             return Ok(report);
@@ -230,6 +304,7 @@ pub fn wait_visible(mut report: Report, g: &Generation) -> Result<Report, AppErr
     let (text, all) = wait(
         &mut runner,
         adapter,
+        caching,
         g,
         &changes,
         &mut || t0.elapsed(),
@@ -271,10 +346,33 @@ mod tests {
     #[test]
     fn the_line_names_the_bounds_of_the_adapter_and_macos_prints_the_purge_it_never_runs() {
         let g = generation();
-        let l = cache_line(AdapterName::ResolvedLink, &g);
+        let l = cache_line(AdapterName::ResolvedLink, &g, Caching::ALL);
         assert!(l.contains("up to 30 s") && l.contains("up to 5 s"), "{l}");
         assert!(l.contains("no cache is flushed"), "{l}");
-        let m = cache_line(AdapterName::MacosResolver, &g);
+        let m = cache_line(AdapterName::MacosResolver, &g, Caching::ALL);
+        // resolved and a daemon on loopback: nothing cached (CacheFromLocalhost=no, the default).
+        let none = resolved_caching(&[], true);
+        assert_eq!(
+            none,
+            Caching {
+                positive: false,
+                negative: false
+            }
+        );
+        assert!(cache_line(AdapterName::ResolvedLink, &g, none).contains("at once"));
+        let on = ["[Resolve]\nCache=no-negative\nCacheFromLocalhost=yes\n".to_string()];
+        assert_eq!(
+            resolved_caching(&on, true),
+            Caching {
+                positive: true,
+                negative: false
+            }
+        );
+        assert_eq!(
+            resolved_caching(&["[Resolve]\nCache=no\n".into()], false).positive,
+            false
+        );
+        assert_eq!(resolved_caching(&[], false), Caching::ALL);
         assert!(
             m.contains("at least 60 s") && m.contains("up to 3600 s"),
             "{m}"
@@ -307,9 +405,15 @@ mod tests {
     ) -> (String, bool) {
         let g = generation();
         let now = std::cell::Cell::new(Duration::ZERO);
-        wait(runner, adapter, &g, changes, &mut || now.get(), &mut |d| {
-            now.set(now.get() + d)
-        })
+        wait(
+            runner,
+            adapter,
+            Caching::ALL,
+            &g,
+            changes,
+            &mut || now.get(),
+            &mut |d| now.set(now.get() + d),
+        )
     }
 
     #[test]

@@ -58,7 +58,13 @@ pub fn hosts_path(os: Os) -> &'static str {
 const NSSWITCH: &str = "/etc/nsswitch.conf";
 const RESOLV_CONF: &str = "/etc/resolv.conf";
 const RESOLVED_CONF: &str = "/etc/systemd/resolved.conf";
-const RESOLVED_CONF_D: &str = "/etc/systemd/resolved.conf.d";
+/// Where systemd-resolved's drop-ins are, highest precedence first.
+const RESOLVED_CONF_DIRS: [&str; 4] = [
+    "/etc/systemd/resolved.conf.d",
+    "/run/systemd/resolved.conf.d",
+    "/usr/local/lib/systemd/resolved.conf.d",
+    "/usr/lib/systemd/resolved.conf.d",
+];
 
 /// The `hosts:` line in effect and whether a route of this adapter can take effect under it.
 #[derive(Debug, Clone)]
@@ -87,21 +93,24 @@ fn read_text(root: &Path, abs: &str) -> Option<String> {
         .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
-/// resolved.conf, then its drop-ins by file name, as systemd reads them.
-fn resolved_texts(root: &Path) -> Vec<String> {
+/// resolved.conf, then its drop-ins by file name, as systemd reads them: from /etc, /run,
+/// /usr/local/lib and /usr/lib, a name in an earlier directory hiding the same name in a later one.
+pub fn resolved_texts(root: &Path) -> Vec<String> {
     let mut texts: Vec<String> = read_text(root, RESOLVED_CONF).into_iter().collect();
-    let mut drop_ins: Vec<PathBuf> = std::fs::read_dir(under(root, RESOLVED_CONF_D))
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "conf"))
-                .collect()
-        })
-        .unwrap_or_default();
-    drop_ins.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    let mut drop_ins: std::collections::BTreeMap<std::ffi::OsString, PathBuf> = Default::default();
+    for dir in RESOLVED_CONF_DIRS.iter().rev() {
+        let Ok(rd) = std::fs::read_dir(under(root, dir)) else {
+            continue;
+        };
+        for p in rd.flatten().map(|e| e.path()) {
+            if let (Some(n), true) = (p.file_name(), p.extension().is_some_and(|x| x == "conf")) {
+                drop_ins.insert(n.to_os_string(), p.clone());
+            }
+        }
+    }
     texts.extend(
         drop_ins
-            .iter()
+            .values()
             .filter_map(|p| std::fs::read(p).ok())
             .map(|b| String::from_utf8_lossy(&b).into_owned()),
     );
