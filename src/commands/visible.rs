@@ -368,9 +368,15 @@ mod tests {
                 negative: false
             }
         );
-        assert_eq!(
-            resolved_caching(&["[Resolve]\nCache=no\n".into()], false).positive,
-            false
+        assert!(
+            !resolved_caching(
+                &["[Resolve]
+Cache=no
+"
+                .into()],
+                false
+            )
+            .positive
         );
         assert_eq!(resolved_caching(&[], false), Caching::ALL);
         assert!(
