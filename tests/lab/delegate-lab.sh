@@ -25,7 +25,7 @@
 #   SID_CACHE             where the sid root is cached (default ${TMPDIR:-/tmp}/pigsty-dns-sid-lab; the
 #                         root is $SID_CACHE/root, built once per machine, ~50 s and ~180 MB)
 #   LAB                   per-run work dir (default $SID_CACHE/run); $LAB/state is recreated every run
-#   LAB_TIMEOUT           hard limit for the namespace part, seconds (default 90)
+#   LAB_TIMEOUT           hard limit for the namespace part, seconds (default 180)
 #   MIRROR                Debian archive URL for debootstrap (default: the first Debian archive URI in
 #                         the host's apt sources that carries SUITE; the apt configuration is not changed)
 #   SUITE                 Debian suite to bootstrap (default sid); REBUILD=1 builds the root again
@@ -211,7 +211,7 @@ outer() {
 	host_fingerprint >"$ST/host-before"
 	sid_fingerprint >"$ST/sid-before"
 	# LIBMOUNT_UTAB keeps mount(8) from writing /run/mount/utab on the host.
-	timeout -k 5 "${LAB_TIMEOUT:-90}" env LIBMOUNT_UTAB="$ST/utab" \
+	timeout -k 5 "${LAB_TIMEOUT:-180}" env LIBMOUNT_UTAB="$ST/utab" \
 		unshare --net --mount --pid --fork --kill-child=SIGKILL --mount-proc --propagation private \
 		"$SELF" --inner
 	local rc=$?
