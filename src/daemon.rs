@@ -169,58 +169,24 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
     rt.block_on(serve(o, dir, acl, key))
 }
 
+type Notifier = crate::transfer::notify::Notifier;
+type Transfers = crate::transfer::Transfers;
+
+/// The server, once the state dir is ours: bind → load the newest good generation → notify → run the
+/// loops until a signal → drain.
 async fn serve(
     o: ServeOptions,
     dir: StateDir,
     acl: crate::transfer::Acl,
     key: Option<crate::transfer::tsig::Key>,
 ) -> Result<(), AppError> {
-    let transfers = (!acl.is_empty()).then(|| {
-        Arc::new(crate::transfer::Transfers::new(
-            acl,
-            dir.root(),
-            key.clone(),
-        ))
-    });
-    let cfg = ServerConfig {
-        listen: o.listen.clone(),
-        tcp_idle_timeout: o.tcp_idle_timeout,
-        tcp_max_connections: o.tcp_max_connections,
-        transfers: transfers.clone(),
-        ..ServerConfig::default()
-    };
+    let transfers =
+        (!acl.is_empty()).then(|| Arc::new(Transfers::new(acl, dir.root(), key.clone())));
     // Signals first, so a SIGTERM during start-up is not lost.
-    let sig = |k| {
-        signal(k).map_err(|e| {
-            AppError::new(
-                Class::Runtime,
-                format!("cannot handle signals: {e}"),
-                "check the system's limits",
-            )
-        })
-    };
-    let (mut term, mut int, mut hup) = (
-        sig(SignalKind::terminate())?,
-        sig(SignalKind::interrupt())?,
-        sig(SignalKind::hangup())?,
-    );
-    let bound = server::bind(&cfg).map_err(bind_error)?;
+    let mut signals = Signals::new()?;
+    let bound = server::bind(&server_config(&o, transfers.clone())).map_err(bind_error)?;
     let listen = bound.local_addrs();
-    let live = Arc::new(Live::new(o.zone.clone()).map_err(|e| {
-        AppError::new(
-            Class::Usage,
-            format!("--zone {} {e}", o.zone),
-            "give a shorter zone",
-        )
-    })?);
-    let dir = Arc::new(dir);
-    {
-        let (live, dir) = (live.clone(), dir.clone());
-        let _ = tokio::task::spawn_blocking(move || live.refresh(&dir)).await;
-    }
-    if live.serial() == 0 {
-        tracing::warn!(state_dir = %dir.root().display(), zone = %o.zone, "no generation yet: serving only the apex (SOA serial 0, NS), NXDOMAIN below it; run pigsty-dns load");
-    }
+    let (live, dir) = load_newest(&o.zone, dir).await?;
     let counters = Arc::new(Counters::new());
     let started = SystemTime::now();
     let follow = if o.follow {
@@ -228,180 +194,60 @@ async fn serve(
     } else {
         None
     };
-    let notifier = (!o.notify.is_empty())
-        .then(|| Arc::new(crate::transfer::notify::Notifier::new(&o.notify, key)));
-    let write_status = {
-        let (notifier, transfers) = (notifier.clone(), transfers.clone());
-        let (live, dir, counters, listen, zone, follow) = (
-            live.clone(),
-            dir.clone(),
-            counters.clone(),
-            listen.clone(),
-            o.zone.clone(),
-            follow.clone(),
-        );
-        // The last status written, to rewrite only on a change (an idle daemon writes nothing).
-        let last = Arc::new(std::sync::Mutex::new(None::<Status>));
-        let errors = Arc::new(std::sync::Mutex::new(LogOnce::default()));
-        move |state: ServerState| {
-            let view = live.view.load_full();
-            let info = live.info();
-            let s = Status {
-                format: status_file::FORMAT,
-                state,
-                pid: std::process::id(),
-                started: crate::output::rfc3339(started),
-                started_unix: started
-                    .duration_since(SystemTime::UNIX_EPOCH)
-                    .map(|d| d.as_secs())
-                    .unwrap_or(0),
-                updated: crate::output::rfc3339(SystemTime::now()),
-                listen: listen.clone(),
-                zone: zone.to_string(),
-                reverse_zone: view.reverse().map(|r| r.zone().to_string()),
-                serial: view.serial(),
-                secondaries: notifier.as_ref().map(|n| n.snapshot()).unwrap_or_default(),
-                transfers: transfers.as_ref().map(|t| t.counters.snapshot()),
-                record_digest: view.record_digest().map(String::from),
-                records: view.record_count(),
-                generation: info.generation.map(|p| p.display().to_string()),
-                loaded_at: info.loaded_at,
-                loaded_from: info.loaded_from,
-                follow: follow.as_ref().map(|p| p.display().to_string()),
-                last_error: info.last_error.map(|e| e.to_string()),
-                counters: counters.snapshot(),
-                nxdomain_names: Some(counters.nxdomain_names()),
-            };
-            let Ok(mut last) = last.lock() else { return };
-            let changed = last.as_ref().is_none_or(|l| {
-                Status {
-                    updated: s.updated.clone(),
-                    ..l.clone()
-                } != s
-            });
-            // A status file deleted under us is written again, so clients can still find this server.
-            if !changed && dir.root().join(status_file::FILE).exists() {
-                return;
-            }
-            match status_file::write(dir.root(), &s) {
-                Ok(()) => *last = Some(s),
-                Err(e) => {
-                    if let Ok(mut errors) = errors.lock() {
-                        errors.warn(format!("cannot write the status file: {e}"));
-                    }
-                }
-            }
-        }
-    };
-    write_status(ServerState::Running);
-    tracing::info!(listen = ?listen, zone = %o.zone, serial = live.serial(), "answering");
-    for a in &listen {
-        // The line a user can paste to check it, whatever port was chosen.
-        tracing::info!("try: dig @{} -p {} {} SOA", a.ip(), a.port(), o.zone);
-        if a.port() == crate::defaults::MDNS_PORT {
-            tracing::warn!(
-                "{a}: 5353 is the mDNS port — macOS never sends unicast DNS to a resolver on it, and an mDNS stack \
-                 (Avahi, systemd-resolved's mDNS) cannot start beside this server; prefer --listen {}",
-                crate::defaults::with_suggested_port(*a)
-            );
-        }
-    }
-    // Bound and loaded: only now may a Type=notify service manager count us as started.
-    crate::sd_notify::ready(&format!(
-        "serving {} serial {} on {listen:?}",
-        o.zone,
-        live.serial()
-    ));
-
-    // Every wake-up source (directory events, SIGHUP, the followed file, the timer) leads to one refresh.
-    let (wake_tx, mut wake_rx) = mpsc::unbounded_channel::<()>();
-    let _dir_watcher = match reload::watch_dir(&dir.generations_dir(), None, wake_tx.clone()) {
-        Ok(w) => Some(w),
-        Err(e) => {
-            tracing::warn!(
-                "cannot watch {}: {e}; rescanning every {} s instead",
-                dir.generations_dir().display(),
-                RESCAN.as_secs()
-            );
-            None
-        }
-    };
-    let (follow_tx, mut follow_rx) = mpsc::unbounded_channel::<()>();
-    let _file_watcher = follow.as_ref().and_then(|f| {
-        let parent = f.parent()?.to_path_buf();
-        reload::watch_dir(&parent, Some(f.clone()), follow_tx.clone())
-            .map_err(|e| tracing::warn!("cannot watch {}: {e}; polling it instead", f.display()))
-            .ok()
+    let notifier = (!o.notify.is_empty()).then(|| Arc::new(Notifier::new(&o.notify, key)));
+    let status = Arc::new(StatusWriter {
+        live: live.clone(),
+        dir: dir.clone(),
+        counters: counters.clone(),
+        notifier: notifier.clone(),
+        transfers,
+        listen: listen.clone(),
+        zone: o.zone.clone(),
+        follow: follow.clone(),
+        started,
+        last: std::sync::Mutex::new(None),
+        errors: std::sync::Mutex::new(LogOnce::default()),
     });
-    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+    status.write(ServerState::Running);
+    announce(&listen, &o.zone, live.serial());
+
+    let wake = Wake::watch(&dir, follow.as_ref());
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     // NOTIFY runs beside the swap path, reading only the live view.
     let notifying = notifier
         .clone()
         .map(|n| tokio::spawn(n.run(live.view.clone(), stop_rx.clone())));
-    let background = {
-        let (live, dir, write_status) = (live.clone(), dir.clone(), write_status.clone());
-        let opts = FollowOpts {
-            file: follow.clone(),
-            zone: o.zone.clone(),
-            ttl: o.ttl,
-            negative_ttl: o.negative_ttl,
-        };
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(RESCAN);
-            // Counters reach the status file at most this often, and only when they moved.
-            let mut flush = tokio::time::interval(COUNTER_FLUSH);
-            let mut last_file = None;
-            loop {
-                let mut follow_due = false;
-                tokio::select! {
-                    _ = stop_rx.changed() => break,
-                    _ = flush.tick() => { write_status(ServerState::Running); continue; }
-                    _ = wake_rx.recv() => {}
-                    _ = hup.recv() => { tracing::info!("SIGHUP: rescanning"); follow_due = true; }
-                    _ = follow_rx.recv() => follow_due = true,
-                    _ = tick.tick() => follow_due = true,
-                }
-                // Coalesce what is already queued into one pass, without waiting for more: a store is one
-                // event that counts (the link of a complete, fsynced file; its temporary name is ignored),
-                // so the first event already names a file that can be served. Events of a burst that
-                // arrive during the pass wake one more pass, which finds nothing newer or the next serial.
-                while wake_rx.try_recv().is_ok() || follow_rx.try_recv().is_ok() {}
-                let (live2, dir2, opts2) = (live.clone(), dir.clone(), opts.clone());
-                let prev = last_file;
-                let joined = tokio::task::spawn_blocking(move || {
-                    let seen = if follow_due {
-                        opts2.follow_once(&live2, &dir2, prev)
-                    } else {
-                        prev
-                    };
-                    live2.refresh(&dir2);
-                    seen
-                })
-                .await;
-                if let Ok(seen) = joined {
-                    last_file = seen;
-                }
-                write_status(ServerState::Running);
-            }
-        })
+    let opts = FollowOpts {
+        file: follow.clone(),
+        zone: o.zone.clone(),
+        ttl: o.ttl,
+        negative_ttl: o.negative_ttl,
     };
+    let background = tokio::spawn(refresh_loop(
+        live.clone(),
+        dir,
+        opts,
+        status.clone(),
+        wake,
+        signals.hup,
+        stop_rx,
+    ));
 
     let shutdown = async {
         tokio::select! {
-            _ = term.recv() => tracing::info!("SIGTERM: stopping"),
-            _ = int.recv() => tracing::info!("SIGINT: stopping"),
+            _ = signals.term.recv() => tracing::info!("SIGTERM: stopping"),
+            _ = signals.int.recv() => tracing::info!("SIGINT: stopping"),
         }
         crate::sd_notify::stopping();
     };
-    let served = bound
-        .serve(live.view.clone(), counters.clone(), shutdown)
-        .await;
+    let served = bound.serve(live.view.clone(), counters, shutdown).await;
+    // Drain: the refresh loop and NOTIFY stop, then the status file says so.
     let _ = stop_tx.send(true);
     let _ = background.await;
     if let Some(n) = notifying {
         let _ = n.await;
     }
-    write_status(ServerState::Stopped);
+    status.write(ServerState::Stopped);
     served.map_err(|e| {
         AppError::new(
             Class::Runtime,
@@ -411,6 +257,255 @@ async fn serve(
     })?;
     tracing::info!("stopped");
     Ok(())
+}
+
+fn server_config(o: &ServeOptions, transfers: Option<Arc<Transfers>>) -> ServerConfig {
+    ServerConfig {
+        listen: o.listen.clone(),
+        tcp_idle_timeout: o.tcp_idle_timeout,
+        tcp_max_connections: o.tcp_max_connections,
+        transfers,
+        ..ServerConfig::default()
+    }
+}
+
+/// The signals `serve` acts on: SIGTERM and SIGINT stop it, SIGHUP rescans.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> Result<Signals, AppError> {
+        let sig = |k| {
+            signal(k).map_err(|e| {
+                AppError::new(
+                    Class::Runtime,
+                    format!("cannot handle signals: {e}"),
+                    "check the system's limits",
+                )
+            })
+        };
+        Ok(Signals {
+            term: sig(SignalKind::terminate())?,
+            int: sig(SignalKind::interrupt())?,
+            hup: sig(SignalKind::hangup())?,
+        })
+    }
+}
+
+/// The live zone with the newest good generation of `dir` in it (or the empty zone, with a warning).
+async fn load_newest(zone: &Zone, dir: StateDir) -> Result<(Arc<Live>, Arc<StateDir>), AppError> {
+    let live = Arc::new(Live::new(zone.clone()).map_err(|e| {
+        AppError::new(
+            Class::Usage,
+            format!("--zone {zone} {e}"),
+            "give a shorter zone",
+        )
+    })?);
+    let dir = Arc::new(dir);
+    {
+        let (live, dir) = (live.clone(), dir.clone());
+        let _ = tokio::task::spawn_blocking(move || live.refresh(&dir)).await;
+    }
+    if live.serial() == 0 {
+        tracing::warn!(state_dir = %dir.root().display(), zone = %zone, "no generation yet: serving only the apex (SOA serial 0, NS), NXDOMAIN below it; run pigsty-dns load");
+    }
+    Ok((live, dir))
+}
+
+/// Logs what is served and how to try it, then tells a Type=notify service manager we are ready.
+fn announce(listen: &[SocketAddr], zone: &Zone, serial: u32) {
+    tracing::info!(listen = ?listen, zone = %zone, serial = serial, "answering");
+    for a in listen {
+        // The line a user can paste to check it, whatever port was chosen.
+        tracing::info!("try: dig @{} -p {} {} SOA", a.ip(), a.port(), zone);
+        if a.port() == crate::defaults::MDNS_PORT {
+            tracing::warn!(
+                "{a}: 5353 is the mDNS port — macOS never sends unicast DNS to a resolver on it, and an mDNS stack \
+                 (Avahi, systemd-resolved's mDNS) cannot start beside this server; prefer --listen {}",
+                crate::defaults::with_suggested_port(*a)
+            );
+        }
+    }
+    // Bound and loaded: only now may a Type=notify service manager count us as started.
+    crate::sd_notify::ready(&format!("serving {zone} serial {serial} on {listen:?}"));
+}
+
+/// Writes the status file from the live state, only when something but the time changed.
+struct StatusWriter {
+    live: Arc<Live>,
+    dir: Arc<StateDir>,
+    counters: Arc<Counters>,
+    notifier: Option<Arc<Notifier>>,
+    transfers: Option<Arc<Transfers>>,
+    listen: Vec<SocketAddr>,
+    zone: Zone,
+    follow: Option<PathBuf>,
+    started: SystemTime,
+    /// The last status written, to rewrite only on a change (an idle daemon writes nothing).
+    last: std::sync::Mutex<Option<Status>>,
+    errors: std::sync::Mutex<LogOnce>,
+}
+
+impl StatusWriter {
+    fn write(&self, state: ServerState) {
+        let s = self.status(state);
+        let Ok(mut last) = self.last.lock() else {
+            return;
+        };
+        let changed = last.as_ref().is_none_or(|l| {
+            Status {
+                updated: s.updated.clone(),
+                ..l.clone()
+            } != s
+        });
+        // A status file deleted under us is written again, so clients can still find this server.
+        if !changed && self.dir.root().join(status_file::FILE).exists() {
+            return;
+        }
+        match status_file::write(self.dir.root(), &s) {
+            Ok(()) => *last = Some(s),
+            Err(e) => {
+                if let Ok(mut errors) = self.errors.lock() {
+                    errors.warn(format!("cannot write the status file: {e}"));
+                }
+            }
+        }
+    }
+
+    fn status(&self, state: ServerState) -> Status {
+        let view = self.live.view.load_full();
+        let info = self.live.info();
+        Status {
+            format: status_file::FORMAT,
+            state,
+            pid: std::process::id(),
+            started: crate::output::rfc3339(self.started),
+            started_unix: self
+                .started
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            updated: crate::output::rfc3339(SystemTime::now()),
+            listen: self.listen.clone(),
+            zone: self.zone.to_string(),
+            reverse_zone: view.reverse().map(|r| r.zone().to_string()),
+            serial: view.serial(),
+            secondaries: self
+                .notifier
+                .as_ref()
+                .map(|n| n.snapshot())
+                .unwrap_or_default(),
+            transfers: self.transfers.as_ref().map(|t| t.counters.snapshot()),
+            record_digest: view.record_digest().map(String::from),
+            records: view.record_count(),
+            generation: info.generation.map(|p| p.display().to_string()),
+            loaded_at: info.loaded_at,
+            loaded_from: info.loaded_from,
+            follow: self.follow.as_ref().map(|p| p.display().to_string()),
+            last_error: info.last_error.map(|e| e.to_string()),
+            counters: self.counters.snapshot(),
+            nxdomain_names: Some(self.counters.nxdomain_names()),
+        }
+    }
+}
+
+/// The wake-up sources besides SIGHUP and the timer: directory events and the followed file. The
+/// watchers are held here, since dropping one stops it.
+struct Wake {
+    dir_rx: mpsc::UnboundedReceiver<()>,
+    follow_rx: mpsc::UnboundedReceiver<()>,
+    _dir_watcher: Option<notify::RecommendedWatcher>,
+    _file_watcher: Option<notify::RecommendedWatcher>,
+    // The senders live as long as the receivers, so a source without a watcher never wakes (a
+    // closed channel would be ready at once, and the loop would spin).
+    _dir_tx: mpsc::UnboundedSender<()>,
+    _follow_tx: mpsc::UnboundedSender<()>,
+}
+
+impl Wake {
+    fn watch(dir: &StateDir, follow: Option<&PathBuf>) -> Wake {
+        let (wake_tx, dir_rx) = mpsc::unbounded_channel::<()>();
+        let _dir_watcher = match reload::watch_dir(&dir.generations_dir(), None, wake_tx.clone()) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot watch {}: {e}; rescanning every {} s instead",
+                    dir.generations_dir().display(),
+                    RESCAN.as_secs()
+                );
+                None
+            }
+        };
+        let (follow_tx, follow_rx) = mpsc::unbounded_channel::<()>();
+        let _file_watcher = follow.and_then(|f| {
+            let parent = f.parent()?.to_path_buf();
+            reload::watch_dir(&parent, Some(f.clone()), follow_tx.clone())
+                .map_err(|e| {
+                    tracing::warn!("cannot watch {}: {e}; polling it instead", f.display())
+                })
+                .ok()
+        });
+        Wake {
+            dir_rx,
+            follow_rx,
+            _dir_watcher,
+            _file_watcher,
+            _dir_tx: wake_tx,
+            _follow_tx: follow_tx,
+        }
+    }
+}
+
+/// Every wake-up source (directory events, SIGHUP, the followed file, the timer) leads to one refresh,
+/// until `stop`; moved counters reach the status file in between.
+async fn refresh_loop(
+    live: Arc<Live>,
+    dir: Arc<StateDir>,
+    opts: FollowOpts,
+    status: Arc<StatusWriter>,
+    mut wake: Wake,
+    mut hup: tokio::signal::unix::Signal,
+    mut stop_rx: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut tick = tokio::time::interval(RESCAN);
+    // Counters reach the status file at most this often, and only when they moved.
+    let mut flush = tokio::time::interval(COUNTER_FLUSH);
+    let mut last_file = None;
+    loop {
+        let mut follow_due = false;
+        tokio::select! {
+            _ = stop_rx.changed() => break,
+            _ = flush.tick() => { status.write(ServerState::Running); continue; }
+            _ = wake.dir_rx.recv() => {}
+            _ = hup.recv() => { tracing::info!("SIGHUP: rescanning"); follow_due = true; }
+            _ = wake.follow_rx.recv() => follow_due = true,
+            _ = tick.tick() => follow_due = true,
+        }
+        // Coalesce what is already queued into one pass, without waiting for more: a store is one
+        // event that counts (the link of a complete, fsynced file; its temporary name is ignored),
+        // so the first event already names a file that can be served. Events of a burst that
+        // arrive during the pass wake one more pass, which finds nothing newer or the next serial.
+        while wake.dir_rx.try_recv().is_ok() || wake.follow_rx.try_recv().is_ok() {}
+        let (live2, dir2, opts2) = (live.clone(), dir.clone(), opts.clone());
+        let prev = last_file;
+        let joined = tokio::task::spawn_blocking(move || {
+            let seen = if follow_due {
+                opts2.follow_once(&live2, &dir2, prev)
+            } else {
+                prev
+            };
+            live2.refresh(&dir2);
+            seen
+        })
+        .await;
+        if let Ok(seen) = joined {
+            last_file = seen;
+        }
+        status.write(ServerState::Running);
+    }
 }
 
 #[derive(Clone)]

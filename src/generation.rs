@@ -51,6 +51,8 @@ pub const MAX_TTL: u32 = 86_400;
 /// under a million; the bound is checked on the raw bytes before anything is parsed, so a crafted file
 /// of millions of tiny strings is refused without allocating for them.
 pub const MAX_STRINGS: usize = 3_000_000;
+/// The apex's one NS, as `load` writes it.
+pub const APEX_NS: &str = "localhost.";
 
 /// The SOA and NS settings sealed into a generation (RFC 1035 §3.3.13).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -309,7 +311,7 @@ impl Generation {
         input: Input,
     ) -> Generation {
         let soa = Soa::for_zone(&set.zone, negative_ttl);
-        let ns = vec!["localhost.".to_string()];
+        let ns = vec![APEX_NS.to_string()];
         let digest = record_digest(set.zone.as_str(), ttl, &soa, &ns, &set.records, &set.ptr);
         Generation {
             format: FORMAT,
@@ -466,13 +468,14 @@ impl Generation {
         let zone = Zone::parse(&self.zone).map_err(|e| format!("has an invalid zone: {e}"))?;
         if zone.as_str() != self.zone {
             return Err(format!(
-                "has a zone {:?} that is not in canonical form",
-                self.zone
+                "has a zone {} that is not in canonical form",
+                crate::text::quote(&self.zone)
             ));
         }
-        if self.ttl > MAX_TTL || self.soa.minimum > MAX_TTL {
-            return Err("has a TTL above one day".into());
+        if self.ttl == 0 || self.ttl > MAX_TTL || self.soa.minimum > MAX_TTL {
+            return Err("has a TTL of 0 or above one day".into());
         }
+        self.check_apex(&zone)?;
         crate::records::check_addresses(&self.records)?;
         let mut previous: Option<&str> = None;
         for r in &self.records {
@@ -484,12 +487,15 @@ impl Generation {
                     return Err(format!("has an invalid record name: {e}"));
                 }
                 return Err(format!(
-                    "has the record {:?}, which is not a canonical name in zone {zone}",
-                    r.name
+                    "has the record {}, which is not a canonical name in zone {zone}",
+                    crate::text::quote(&r.name)
                 ));
             }
             if previous.is_some_and(|p| p >= r.name.as_str()) {
-                return Err(format!("has the record {:?} out of order or twice", r.name));
+                return Err(format!(
+                    "has the record {} out of order or twice",
+                    crate::text::quote(&r.name)
+                ));
             }
             previous = Some(&r.name);
         }
@@ -497,6 +503,46 @@ impl Generation {
         let computed = records.unwrap_or_else(|| self.computed_record_digest());
         if computed != self.record_digest {
             return Err("fails its record digest".into());
+        }
+        Ok(())
+    }
+}
+
+impl Generation {
+    /// The apex's SOA and NS are exactly what `load` derives for the zone ([`Soa::for_zone`] with
+    /// its negative TTL, NS `localhost.`): no other primary, contact or NS is served or transferred,
+    /// and the timers are load's (refresh 1 h, retry 15 min, expire 1 week, inside RFC 1912 §2.2's
+    /// ranges), so `history`, `serve` and transfers give a forged apex one verdict.
+    fn check_apex(&self, zone: &Zone) -> Result<(), String> {
+        let want = Soa::for_zone(zone, self.soa.minimum);
+        if self.soa != want {
+            let s = &self.soa;
+            return Err(format!(
+                "has the SOA {} {} {} {} {}, and load writes {} {} {} {} {} for zone {zone}",
+                crate::text::quote(&s.mname),
+                crate::text::quote(&s.rname),
+                s.refresh,
+                s.retry,
+                s.expire,
+                crate::text::quote(&want.mname),
+                crate::text::quote(&want.rname),
+                want.refresh,
+                want.retry,
+                want.expire,
+            ));
+        }
+        if self.ns.len() != 1 || self.ns[0] != APEX_NS {
+            let listed: Vec<String> = self
+                .ns
+                .iter()
+                .take(4)
+                .map(|n| crate::text::quote(n))
+                .collect();
+            return Err(format!(
+                "has the NS set [{}] ({} names), and load writes [{APEX_NS:?}]",
+                listed.join(", "),
+                self.ns.len()
+            ));
         }
         Ok(())
     }
@@ -703,6 +749,31 @@ mod tests {
         let at = bytes.len() - 5;
         bytes[at] ^= 1;
         assert!(Generation::decode(&bytes).is_err());
+    }
+
+    /// The apex's SOA and NS are exactly what `load` derives (issue 24's forged values each refused).
+    #[test]
+    fn a_forged_soa_or_ns_is_refused_behind_valid_digests() {
+        type Edit = fn(&mut Generation);
+        let cases: [(&str, Edit); 9] = [
+            ("NS", |g| g.ns = vec!["ns.evil.example.".into()]),
+            ("NS", |g| g.ns = vec![]),
+            ("NS", |g| g.ns.push("localhost.".into())),
+            ("SOA", |g| g.soa.mname = "evil.example.".into()),
+            ("SOA", |g| g.soa.mname = "a..b.".into()),
+            ("SOA", |g| g.soa.rname = "root.evil.example.".into()),
+            ("SOA", |g| g.soa.refresh = 0),
+            ("SOA", |g| g.soa.expire = u32::MAX),
+            ("SOA", |g| g.soa.retry = 4_000),
+        ];
+        for (what, edit) in cases {
+            let e = forged(edit).unwrap_err();
+            assert!(e.contains(what), "{e}");
+        }
+        // The negative TTL is load's --negative-ttl: any up to one day, 0 included.
+        assert!(forged(|g| g.soa.minimum = 0).is_ok());
+        assert!(forged(|g| g.soa.minimum = 86_400).is_ok());
+        assert!(forged(|g| g.ttl = 0).unwrap_err().contains("TTL"));
     }
 
     /// A format-2 body with a self-digest line computed over it, as a forger with sha256sum would write.

@@ -1,11 +1,17 @@
 //! The Barn/Pigsty inventory shapes and Barn's derivation of node names, aliases, `vm_skip` and
 //! `vm_hosts`. Only the keys Barn reads are looked at; every other Pigsty variable is opaque.
+//! One concern at some 570 lines: the group walk, the variable layers it collects and the derivation of
+//! each host's names from them share `Found` and `Layer` and are read together, as Barn's rules are;
+//! `vm_hosts`, read on its own, is in `inventory/vm_hosts.rs`.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
 use crate::yaml::{self, Yaml};
+
+mod vm_hosts;
+use vm_hosts::parse_vm_hosts;
 
 /// Barn's limit on the inventory file.
 pub const MAX_INPUT_BYTES: usize = 4 * 1024 * 1024;
@@ -208,74 +214,71 @@ impl<'a> Walk<'a> {
             }
         }
         let mut layers = inherited.to_vec();
-        if let Some(vars) = group.get("vars") {
-            let vpath = format!("{path}.vars");
-            match vars {
-                Yaml::Null => {}
-                Yaml::Map(_) => {
-                    if depth > 0 && vars.get("vm_hosts").is_some() {
-                        return Err(InputError::new(
-                            format!("{vpath}.vm_hosts"),
-                            "is set in a group; vm_hosts is read only from all.vars",
-                            "move the vm_hosts list to all.vars",
-                        ));
-                    }
-                    layers.push(Layer {
-                        depth,
-                        origin: vpath,
-                        vars,
-                    });
-                }
-                other => {
-                    return Err(InputError::new(
-                        vpath,
-                        format!("is {}; vars is a mapping", other.kind()),
-                        "make it a mapping of variables",
-                    ));
-                }
-            }
+        if let Some(layer) = group_vars(group, path, depth)? {
+            layers.push(layer);
         }
         if let Some(hosts) = group.get("hosts") {
-            let hpath = format!("{path}.hosts");
-            match hosts {
-                Yaml::Null => {}
-                Yaml::Map(hs) => {
-                    for (key, vars) in hs {
-                        self.host(key, vars, &hpath, &layers)?;
-                    }
-                }
-                other => {
-                    return Err(InputError::new(
-                        hpath,
-                        format!(
-                            "is {}; hosts is a mapping keyed by IPv4 address",
-                            other.kind()
-                        ),
-                        "write hosts as 10.10.10.10: {nodename: meta}",
-                    ));
-                }
-            }
+            self.hosts(hosts, &format!("{path}.hosts"), &layers)?;
         }
         if let Some(children) = group.get("children") {
-            let cpath = format!("{path}.children");
-            match children {
-                Yaml::Null => {}
-                Yaml::Map(cs) => {
-                    for (name, child) in cs {
-                        let label = match name {
-                            Yaml::Str(s) => s.clone(),
-                            other => other.to_string(),
-                        };
-                        self.group(child, &format!("{cpath}.{label}"), depth + 1, &layers)?;
-                    }
+            self.children(children, &format!("{path}.children"), depth, &layers)?;
+        }
+        Ok(())
+    }
+
+    /// A group's `hosts:` mapping, each host with the layers above it.
+    fn hosts(
+        &mut self,
+        hosts: &'a Yaml,
+        hpath: &str,
+        layers: &[Layer<'a>],
+    ) -> Result<(), InputError> {
+        match hosts {
+            Yaml::Null => {}
+            Yaml::Map(hs) => {
+                for (key, vars) in hs {
+                    self.host(key, vars, hpath, layers)?;
                 }
-                other => {
-                    return Err(InputError::new(
-                        cpath,
-                        format!("is {}; children is a mapping of groups", other.kind()),
-                        "make it a mapping of group names",
-                    ));
+            }
+            other => {
+                return Err(InputError::new(
+                    hpath,
+                    format!(
+                        "is {}; hosts is a mapping keyed by IPv4 address",
+                        other.kind()
+                    ),
+                    "write hosts as 10.10.10.10: {nodename: meta}",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A group's `children:` mapping, each child a group one level deeper.
+    fn children(
+        &mut self,
+        children: &'a Yaml,
+        cpath: &str,
+        depth: usize,
+        layers: &[Layer<'a>],
+    ) -> Result<(), InputError> {
+        match children {
+            Yaml::Null => {}
+            Yaml::Map(cs) => {
+                for (name, child) in cs {
+                    let label = match name {
+                        Yaml::Str(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    self.group(child, &format!("{cpath}.{label}"), depth + 1, layers)?;
                 }
+            }
+            other => {
+                return Err(InputError::new(
+                    cpath,
+                    format!("is {}; children is a mapping of groups", other.kind()),
+                    "make it a mapping of group names",
+                ));
             }
         }
         Ok(())
@@ -350,6 +353,41 @@ impl<'a> Walk<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// A group's `vars:` as a layer at its depth (none when absent or null); `vm_hosts` is read only from
+/// `all.vars`.
+fn group_vars<'a>(
+    group: &'a Yaml,
+    path: &str,
+    depth: usize,
+) -> Result<Option<Layer<'a>>, InputError> {
+    let Some(vars) = group.get("vars") else {
+        return Ok(None);
+    };
+    let vpath = format!("{path}.vars");
+    match vars {
+        Yaml::Null => Ok(None),
+        Yaml::Map(_) => {
+            if depth > 0 && vars.get("vm_hosts").is_some() {
+                return Err(InputError::new(
+                    format!("{vpath}.vm_hosts"),
+                    "is set in a group; vm_hosts is read only from all.vars",
+                    "move the vm_hosts list to all.vars",
+                ));
+            }
+            Ok(Some(Layer {
+                depth,
+                origin: vpath,
+                vars,
+            }))
+        }
+        other => Err(InputError::new(
+            vpath,
+            format!("is {}; vars is a mapping", other.kind()),
+            "make it a mapping of variables",
+        )),
     }
 }
 
@@ -463,6 +501,17 @@ fn node_name(h: &Found<'_>) -> Result<Named, InputError> {
         if !cluster.is_empty() {
             let seq = match s {
                 Yaml::Int(i) if (0..=i128::from(i32::MAX)).contains(i) => *i,
+                // `1.0` and `1e0` print as `1` by Display: shown as a number, never as an integer.
+                Yaml::Float(x) => {
+                    return Err(InputError::new(
+                        s_origin,
+                        format!(
+                            "is the number {x:?}, not an integer; pg_seq is an unquoted integer \
+                             from 0 to 2147483647"
+                        ),
+                        "write pg_seq as a whole number, e.g. pg_seq: 1 (or set nodename)",
+                    ));
+                }
                 other => {
                     return Err(InputError::new(
                         s_origin,
@@ -553,104 +602,6 @@ fn has_template(v: &Yaml) -> bool {
             .any(|(k, v)| has_template(k) || has_template(v)),
         _ => false,
     }
-}
-
-fn parse_vm_hosts(v: Yaml, path: &str) -> Result<Vec<VmHost>, InputError> {
-    if has_template(&v)
-        && let Some(t) = v.find_template()
-    {
-        return Err(InputError::new(
-            path,
-            format!("{t:?} is a template; pigsty-dns reads literal values only"),
-            "give the rendered value",
-        ));
-    }
-    let Yaml::Seq(items) = v else {
-        return Err(InputError::new(
-            path,
-            format!(
-                "is {}; vm_hosts is a list of {{address, names}} entries",
-                v.kind()
-            ),
-            "write vm_hosts: [{address: 10.10.10.10, names: [meta]}]",
-        ));
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for (i, mut item) in items.into_iter().enumerate() {
-        let at = indexed(path, i);
-        let Yaml::Map(entries) = &mut item else {
-            return Err(InputError::new(
-                &at,
-                format!("is {}; an entry is {{address, names}}", item.kind()),
-                "write the entry as {address: 10.10.10.10, names: [meta]}",
-            ));
-        };
-        for (k, _) in entries.iter() {
-            if !matches!(k, Yaml::Str(s) if s == "address" || s == "names") {
-                return Err(InputError::new(
-                    &at,
-                    format!("has the unknown key {k}; an entry has only address and names"),
-                    "remove that key",
-                ));
-            }
-        }
-        let address = match item.get("address") {
-            Some(Yaml::Str(s)) => parse_ipv4(s).map_err(|why| {
-                InputError::new(
-                    format!("{at}.address"),
-                    format!("{s:?} {why}"),
-                    "give the canonical dotted-quad IPv4 address",
-                )
-            })?,
-            Some(other) => {
-                return Err(InputError::new(
-                    format!("{at}.address"),
-                    format!("is {other}; an address is a string such as 10.10.10.10"),
-                    "quote the address",
-                ));
-            }
-            None => {
-                return Err(InputError::new(
-                    &at,
-                    "has no address",
-                    "add address: <IPv4>",
-                ));
-            }
-        };
-        let names = match get_mut(&mut item, "names") {
-            Some(Yaml::Seq(items)) => names(
-                std::mem::take(items).into_iter().map(Cow::Owned),
-                &format!("{at}.names"),
-            )?,
-            Some(other) => {
-                return Err(InputError::new(
-                    format!("{at}.names"),
-                    format!("is {}; names is a list", other.kind()),
-                    "write names: [name1, name2]",
-                ));
-            }
-            None => {
-                return Err(InputError::new(
-                    &at,
-                    "has no names",
-                    "add names: [name1, ...]",
-                ));
-            }
-        };
-        if names.is_empty() {
-            return Err(InputError::new(
-                format!("{at}.names"),
-                "is empty; an entry has at least one name",
-                "add a name or remove the entry",
-            ));
-        }
-        out.push(VmHost {
-            address,
-            source: format!("{at}.address"),
-            names,
-        });
-    }
-    Ok(out)
 }
 
 /// Canonical dotted-quad IPv4 only; says exactly what is wrong otherwise (the text follows the quoted value).

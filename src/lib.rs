@@ -13,7 +13,8 @@
 //!   mapping, [`records`] address rules, conflicts and diffs.
 //! - Generations: [`generation`] the sealed on-disk format and its digests, [`store`] the state
 //!   directory (locks, history, pruning), [`zone_view`] the read-only view answered from (holding
-//!   [`reverse_view`], the reverse zone of the same generation), [`wire`] the
+//!   [`reverse_view`], the reverse zone of the same generation; [`view_error`] is why either refuses a
+//!   generation), [`wire`] the
 //!   DNS wire numbers shared by the view and the answering core.
 //! - Serving: [`daemon`] the `serve` command (lock, bind, status file, signals), [`reload`] the hot swap,
 //!   [`server`] sockets and loops, [`answer`] every answering rule as one pure function, [`sd_notify`]
@@ -52,8 +53,10 @@ pub mod service;
 pub mod status_file;
 pub mod store;
 pub mod sys;
+pub mod text;
 pub mod transfer;
 pub mod transport;
+pub mod view_error;
 mod wire;
 pub mod yaml;
 pub mod zone_view;

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::text::quote;
+
 /// The longest name in presentation form without the trailing dot (RFC 1035 §2.3.4: 255 octets on the wire).
 pub const MAX_NAME_LEN: usize = 253;
 /// The longest label (RFC 1035 §2.3.4).
@@ -16,7 +18,7 @@ pub struct NameError {
 
 impl fmt::Display for NameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?} {}", self.name, self.reason)
+        write!(f, "{} {}", quote(&self.name), self.reason)
     }
 }
 
@@ -149,7 +151,8 @@ fn check_label(name: &str, label: &str) -> Result<(), NameError> {
         return Err(refuse(
             name,
             format!(
-                "has the label {label:?} of {} characters; a label has at most {MAX_LABEL_LEN}",
+                "has the label {} of {} characters; a label has at most {MAX_LABEL_LEN}",
+                quote(label),
                 label.len()
             ),
         ));
@@ -166,7 +169,10 @@ fn check_label(name: &str, label: &str) -> Result<(), NameError> {
     if label.starts_with('-') || label.ends_with('-') {
         return Err(refuse(
             name,
-            format!("has the label {label:?}, which starts or ends with \"-\""),
+            format!(
+                "has the label {}, which starts or ends with \"-\"",
+                quote(label)
+            ),
         ));
     }
     Ok(())

@@ -1,15 +1,19 @@
 //! `RecordSet`: the names to serve, built from a parsed inventory under the address and conflict rules.
+//! The mentions' sort, the rules that need it and the merge into records are in `records/merge.rs`; the
+//! diff of two generations in `records/diff.rs`.
 
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::inventory::{Host, InputError, Inventory, Named};
+use crate::inventory::{Host, InputError, Inventory, Named, VmHost};
 use crate::name::{self, Zone};
 
 mod diff;
+mod merge;
 pub use diff::{Change, Diff, PtrChange};
+use merge::{Kind, Mention, NO_GROUP, check, merge};
 
 /// One served name. `sources` says where each mention of it came from (input paths), sorted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,36 +72,10 @@ impl RecordSet {
 
     /// [`RecordSet::build`] that moves the sources out of the inventory instead of copying them.
     pub fn from_inventory(mut inv: Inventory, zone: &Zone) -> Result<RecordSet, InputError> {
-        let managed: Vec<&Host> = inv.hosts.iter().filter(|h| !h.skip).collect();
-        let Some(first) = managed.first() else {
-            return Err(InputError::new(
-                "all",
-                "has no managed host: every host has vm_skip: true",
-                "leave at least one host without vm_skip",
-            ));
-        };
-        let net = Net::of(first)?;
-        for h in &managed {
-            net.check(h.address, &h.origin, "host")?;
-        }
-        for v in &inv.vm_hosts {
-            net.check(v.address, &v.source, "vm_hosts address")?;
-        }
-        let mut seen_vm: HashMap<Ipv4Addr, &str> = HashMap::new();
-        for v in &inv.vm_hosts {
-            if let Some(prev) = seen_vm.insert(v.address, &v.source) {
-                return Err(InputError::new(
-                    &v.source,
-                    format!("{} is listed again (first at {prev})", v.address),
-                    "merge the names into one vm_hosts entry per address",
-                ));
-            }
-        }
-
+        let managed_count = check_addresses_of(&inv)?;
         // Every mention in input order, and its source at the same index; checked per name here, then
         // sorted once by key for merging and conflicts (a BTreeMap insert per name cost more than the
         // rest of the rules together). Sized up front: at 100,000 names these are the largest arrays.
-        let managed_count = managed.len();
         let total = inv
             .hosts
             .iter()
@@ -107,69 +85,15 @@ impl RecordSet {
             + inv.vm_hosts.iter().map(|v| v.names.len()).sum::<usize>();
         let mut mentions: Vec<Mention<'_>> = Vec::with_capacity(total);
         let mut sources: Vec<String> = Vec::with_capacity(total);
-        let mut stopped: Option<InputError> = None;
-        // Node name -> the index of its mention.
-        let mut node_names: HashMap<&str, usize> = HashMap::new();
-        'hosts: for (hi, h) in inv.hosts.iter_mut().filter(|h| !h.skip).enumerate() {
-            let Host {
-                address,
-                node_name,
-                aliases,
-                ..
-            } = h;
-            let Some(Named { name, source }) = node_name else {
-                continue;
-            };
-            let name: &String = name;
-            if let Err(e) = name::check_node_name(name) {
-                stopped = Some(bad_name(
-                    source,
-                    &e,
-                    "a node name is one lowercase label; set nodename",
-                ));
-                break;
-            }
-            if let Some(&prev) = node_names.get(name.as_str()) {
-                stopped = Some(InputError::new(
-                    &*source,
-                    format!("{name:?} is also the node name from {}", sources[prev]),
-                    "set a distinct nodename on one of the two hosts",
-                ));
-                break;
-            }
-            node_names.insert(name, mentions.len());
-            mentions.push(Mention::borrowed(
-                name,
-                *address,
-                NO_GROUP,
-                Kind::Node,
-                zone,
-            ));
-            sources.push(std::mem::take(source));
-            // An alias equal to the node's own name merges; one listed twice is a slip worth reporting.
-            for Named { name, source } in aliases.iter_mut() {
-                if let Err(e) = name::check_host_name(name) {
-                    stopped = Some(bad_name(source, &e, "fix the alias"));
-                    break 'hosts;
-                }
-                mentions.push(Mention::borrowed(name, *address, hi, Kind::Alias, zone));
-                sources.push(std::mem::take(source));
-            }
-        }
+        let mut stopped = host_mentions(&mut inv.hosts, zone, &mut mentions, &mut sources);
         if stopped.is_none() {
-            // The bulk of the names: each one's own string becomes its key, and each entry's list is
-            // freed as soon as it is read.
-            'vm: for (vi, v) in inv.vm_hosts.iter_mut().enumerate() {
-                for n in std::mem::take(&mut v.names) {
-                    if let Err(e) = name::check_host_name(&n.name) {
-                        stopped = Some(bad_name(&n.source, &e, "fix the name"));
-                        break 'vm;
-                    }
-                    let group = managed_count + vi;
-                    mentions.push(Mention::owned(n.name, v.address, group, zone));
-                    sources.push(n.source);
-                }
-            }
+            stopped = vm_mentions(
+                &mut inv.vm_hosts,
+                managed_count,
+                zone,
+                &mut mentions,
+                &mut sources,
+            );
         }
         let sorted = check(&mentions, &sources, zone, stopped)?;
         let ptr = canonical_names(&mentions);
@@ -201,6 +125,115 @@ impl RecordSet {
             skipped_hosts,
         })
     }
+}
+
+/// The address rules, before any name is looked at: a managed host, every address in the first managed
+/// host's /24, one `vm_hosts` entry per address. Returns how many hosts are managed.
+fn check_addresses_of(inv: &Inventory) -> Result<usize, InputError> {
+    let managed: Vec<&Host> = inv.hosts.iter().filter(|h| !h.skip).collect();
+    let Some(first) = managed.first() else {
+        return Err(InputError::new(
+            "all",
+            "has no managed host: every host has vm_skip: true",
+            "leave at least one host without vm_skip",
+        ));
+    };
+    let net = Net::of(first)?;
+    for h in &managed {
+        net.check(h.address, &h.origin, "host")?;
+    }
+    for v in &inv.vm_hosts {
+        net.check(v.address, &v.source, "vm_hosts address")?;
+    }
+    let mut seen_vm: HashMap<Ipv4Addr, &str> = HashMap::new();
+    for v in &inv.vm_hosts {
+        if let Some(prev) = seen_vm.insert(v.address, &v.source) {
+            return Err(InputError::new(
+                &v.source,
+                format!("{} is listed again (first at {prev})", v.address),
+                "merge the names into one vm_hosts entry per address",
+            ));
+        }
+    }
+    Ok(managed.len())
+}
+
+/// The managed hosts' node names and aliases as mentions, their sources moved out; the first name that
+/// fails its own checks stops it and is returned.
+fn host_mentions<'a>(
+    hosts: &'a mut [Host],
+    zone: &Zone,
+    mentions: &mut Vec<Mention<'a>>,
+    sources: &mut Vec<String>,
+) -> Option<InputError> {
+    // Node name -> the index of its mention.
+    let mut node_names: HashMap<&str, usize> = HashMap::new();
+    for (hi, h) in hosts.iter_mut().filter(|h| !h.skip).enumerate() {
+        let Host {
+            address,
+            node_name,
+            aliases,
+            ..
+        } = h;
+        let Some(Named { name, source }) = node_name else {
+            continue;
+        };
+        let name: &String = name;
+        if let Err(e) = name::check_node_name(name) {
+            return Some(bad_name(
+                source,
+                &e,
+                "a node name is one lowercase label; set nodename",
+            ));
+        }
+        if let Some(&prev) = node_names.get(name.as_str()) {
+            return Some(InputError::new(
+                &*source,
+                format!("{name:?} is also the node name from {}", sources[prev]),
+                "set a distinct nodename on one of the two hosts",
+            ));
+        }
+        node_names.insert(name, mentions.len());
+        mentions.push(Mention::borrowed(
+            name,
+            *address,
+            NO_GROUP,
+            Kind::Node,
+            zone,
+        ));
+        sources.push(std::mem::take(source));
+        // An alias equal to the node's own name merges; one listed twice is a slip worth reporting.
+        for Named { name, source } in aliases.iter_mut() {
+            if let Err(e) = name::check_host_name(name) {
+                return Some(bad_name(source, &e, "fix the alias"));
+            }
+            mentions.push(Mention::borrowed(name, *address, hi, Kind::Alias, zone));
+            sources.push(std::mem::take(source));
+        }
+    }
+    None
+}
+
+/// The bulk of the names, the `vm_hosts` entries': each one's own string becomes its key, and each
+/// entry's list is freed as soon as it is read. Each entry is its own group, after the managed hosts'.
+fn vm_mentions(
+    vm_hosts: &mut [VmHost],
+    managed_count: usize,
+    zone: &Zone,
+    mentions: &mut Vec<Mention<'_>>,
+    sources: &mut Vec<String>,
+) -> Option<InputError> {
+    for (vi, v) in vm_hosts.iter_mut().enumerate() {
+        for n in std::mem::take(&mut v.names) {
+            if let Err(e) = name::check_host_name(&n.name) {
+                return Some(bad_name(&n.source, &e, "fix the name"));
+            }
+            let group = managed_count + vi;
+            mentions.push(Mention::owned(n.name, v.address, group, zone));
+            sources.push(n.source);
+        }
+    }
+    None
 }
 
 /// The canonical-name rule, one PTR per address that has served names: the node name of the managed
@@ -380,295 +413,6 @@ impl Net {
         }
         Ok(())
     }
-}
-
-/// A mention that belongs to no list whose repeats are refused (a node name).
-const NO_GROUP: usize = usize::MAX;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Node,
-    Alias,
-    VmName,
-}
-
-/// The name as written, for the message about a repeat.
-enum Raw<'a> {
-    /// In the inventory (a host's names).
-    Input(&'a str),
-    /// The key is the name itself (lowercase already), plus the zone for a single label.
-    Key,
-    /// A copy, for a `vm_hosts` name with upper case.
-    Copy(String),
-}
-
-/// One name as written at one place, with the key it lands under (the served FQDN, or the folded name
-/// itself when outside the zone). Its position in input order is its index among the mentions (and
-/// its source's among the sources).
-struct Mention<'a> {
-    key: String,
-    raw: Raw<'a>,
-    address: Ipv4Addr,
-    /// The list (a host's aliases, a vm_hosts entry) in which the same name twice is an error.
-    group: usize,
-    kind: Kind,
-    served: bool,
-    /// Whether the key is the input name plus the zone: with `key`, this tells two folded names apart.
-    single_label: bool,
-}
-
-impl<'a> Mention<'a> {
-    /// A host's name, left in the inventory.
-    fn borrowed(name: &'a str, address: Ipv4Addr, group: usize, kind: Kind, zone: &Zone) -> Self {
-        let (key, served) = name::fold_and_place(name, zone);
-        Mention {
-            key,
-            raw: Raw::Input(name),
-            address,
-            group,
-            kind,
-            served,
-            single_label: !name.contains('.'),
-        }
-    }
-
-    /// A `vm_hosts` name, whose string becomes the key (one allocation less per name).
-    fn owned(name: String, address: Ipv4Addr, group: usize, zone: &Zone) -> Self {
-        let single_label = !name.contains('.');
-        let raw = if name.bytes().any(|b| b.is_ascii_uppercase()) {
-            Raw::Copy(name.clone())
-        } else {
-            Raw::Key
-        };
-        let (key, served) = name::fold_and_place_owned(name, zone);
-        Mention {
-            key,
-            raw,
-            address,
-            group,
-            kind: Kind::VmName,
-            served,
-            single_label,
-        }
-    }
-
-    fn raw(&self, zone: &Zone) -> &str {
-        match &self.raw {
-            Raw::Input(s) => s,
-            Raw::Copy(s) => s,
-            Raw::Key if self.single_label => self
-                .key
-                .get(..self.key.len() - zone.as_str().len() - 1)
-                .unwrap_or_default(),
-            Raw::Key => &self.key,
-        }
-    }
-
-    /// What to do about a repeat.
-    fn next(&self) -> &'static str {
-        match self.kind {
-            Kind::Node => "",
-            Kind::Alias => "list each alias once",
-            Kind::VmName => "list each name once per entry",
-        }
-    }
-}
-
-/// A mention in the merge order (key, group, single label, input position), compared mostly without
-/// reading the key: `prefix` is its first 16 bytes big-endian, zero padded. Keys hold no NUL, so two
-/// prefixes that differ order as their keys do; equal ones mean equal keys up to 16 bytes, and only
-/// then is the rest read. The sort of the keys themselves was a third of building 100,000 names.
-#[derive(Clone, Copy)]
-struct Sorted {
-    /// Two u64 rather than a u128: 24 bytes an entry instead of 32 (a u128 is 16-aligned).
-    prefix: [u64; 2],
-    /// group (32 bits), single label (1), position (31), in that order of precedence.
-    tie: u64,
-}
-
-const POS_BITS: u32 = 31;
-
-impl Sorted {
-    fn of(m: &Mention<'_>, pos: usize) -> Sorted {
-        let mut head = [0u8; 16];
-        let n = m.key.len().min(16);
-        head[..n].copy_from_slice(&m.key.as_bytes()[..n]);
-        let [a, b] =
-            [&head[..8], &head[8..]].map(|h| u64::from_be_bytes(h.try_into().unwrap_or_default()));
-        // NO_GROUP sorts last, as usize::MAX did.
-        let group = u32::try_from(m.group).unwrap_or(u32::MAX);
-        Sorted {
-            prefix: [a, b],
-            tie: (u64::from(group) << 32) | (u64::from(m.single_label) << POS_BITS) | pos as u64,
-        }
-    }
-
-    fn pos(self) -> usize {
-        (self.tie & ((1 << POS_BITS) - 1)) as usize
-    }
-
-    /// The key past the prefix.
-    fn rest<'k>(self, keys: &'k [Mention<'_>]) -> &'k [u8] {
-        keys[self.pos()]
-            .key
-            .as_bytes()
-            .get(16..)
-            .unwrap_or_default()
-    }
-
-    fn same_key(self, other: Sorted, keys: &[Mention<'_>]) -> bool {
-        self.prefix == other.prefix && self.rest(keys) == other.rest(keys)
-    }
-}
-
-/// Sorts the mentions into the merge order and applies the rules that need it: the same name twice in
-/// one list, a name on two addresses (with the first source of that name), more than twice
-/// [`MAX_SERVED_NAMES`] names. Of those and `stopped` (the first name that failed its own checks, after
-/// the last mention) the first in input order is the error, as a pass name by name would find it.
-/// Returns the merge order and where each name's mentions start in it.
-fn check(
-    mentions: &[Mention<'_>],
-    sources: &[String],
-    zone: &Zone,
-    stopped: Option<InputError>,
-) -> Result<Order, InputError> {
-    assert!(
-        mentions.len() < 1 << POS_BITS,
-        "far more mentions than a 4 MiB input holds"
-    );
-    let mut sorted: Vec<Sorted> = mentions
-        .iter()
-        .enumerate()
-        .map(|(pos, m)| Sorted::of(m, pos))
-        .collect();
-    // Repeats within one list are neighbours in this order; input order breaks the remaining ties.
-    sorted.sort_unstable_by(|a, b| {
-        a.prefix
-            .cmp(&b.prefix)
-            .then_with(|| a.rest(mentions).cmp(b.rest(mentions)))
-            .then(a.tie.cmp(&b.tie))
-    });
-    let mut starts = Vec::new();
-    for (i, s) in sorted.iter().enumerate() {
-        if i == 0 || !sorted[i - 1].same_key(*s, mentions) {
-            starts.push(i);
-        }
-    }
-    let mut first_error: Option<(usize, InputError)> = None;
-    let mut report = |pos: usize, e: &dyn Fn() -> InputError| {
-        if first_error.as_ref().is_none_or(|(p, _)| pos < *p) {
-            first_error = Some((pos, e()));
-        }
-    };
-    let mut firsts = Vec::with_capacity(starts.len());
-    for (g, &start) in starts.iter().enumerate() {
-        let end = starts.get(g + 1).copied().unwrap_or(sorted.len());
-        let group = &sorted[start..end];
-        let head_pos = group
-            .iter()
-            .map(|s| s.pos())
-            .min()
-            .unwrap_or(group[0].pos());
-        let head = &mentions[head_pos];
-        firsts.push(head_pos);
-        for (i, s) in group.iter().enumerate() {
-            let m = &mentions[s.pos()];
-            if i > 0 {
-                let before = &mentions[group[i - 1].pos()];
-                if m.group != NO_GROUP
-                    && (before.group, before.single_label) == (m.group, m.single_label)
-                {
-                    let prev = &sources[group[i - 1].pos()];
-                    report(s.pos(), &|| {
-                        InputError::new(
-                            &sources[s.pos()],
-                            format!("{:?} repeats {prev}", m.raw(zone)),
-                            m.next(),
-                        )
-                    });
-                    continue;
-                }
-            }
-            if m.address != head.address {
-                let key = &m.key;
-                report(s.pos(), &|| {
-                    InputError::new(
-                        &sources[s.pos()],
-                        format!(
-                            "name {key:?} maps to both {} ({}) and {} ({})",
-                            head.address,
-                            sources[head_pos],
-                            m.address,
-                            sources[s.pos()]
-                        ),
-                        "give each name one address: remove or rename one of the two",
-                    )
-                });
-            }
-        }
-    }
-    if firsts.len() > MAX_SERVED_NAMES * 2 {
-        let (_, &mut pos, _) = firsts.select_nth_unstable(MAX_SERVED_NAMES * 2);
-        let at = &sources[pos];
-        report(pos, &|| {
-            InputError::new(
-                at,
-                format!("is past {} names", MAX_SERVED_NAMES * 2),
-                "serve fewer names",
-            )
-        });
-    }
-    match (first_error, stopped) {
-        (Some((_, e)), _) => Err(e),
-        (None, Some(e)) => Err(e),
-        (None, None) => Ok(Order { sorted, starts }),
-    }
-}
-
-/// The merge order of the mentions and where each name's run starts in it.
-struct Order {
-    sorted: Vec<Sorted>,
-    starts: Vec<usize>,
-}
-
-/// Merges the checked mentions into records (same name, same address), in key order; `mentions` and
-/// `sources` are indexed by input position, and their keys and sources move into the records.
-fn merge(
-    mentions: &mut [Mention<'_>],
-    mut sources: Vec<String>,
-    order: &Order,
-    zone: &Zone,
-) -> (Vec<Record>, Vec<NotServed>) {
-    let Order { sorted, starts } = order;
-    let mut records = Vec::with_capacity(starts.len());
-    let mut not_served = Vec::new();
-    for (g, &start) in starts.iter().enumerate() {
-        let end = starts.get(g + 1).copied().unwrap_or(sorted.len());
-        let group = &sorted[start..end];
-        let mut names: Vec<String> = group
-            .iter()
-            .map(|s| std::mem::take(&mut sources[s.pos()]))
-            .collect();
-        names.sort();
-        names.dedup();
-        let m = &mut mentions[group[0].pos()];
-        let address = m.address;
-        if m.served {
-            records.push(Record {
-                name: std::mem::take(&mut m.key),
-                address,
-                sources: names,
-            });
-        } else {
-            not_served.push(NotServed {
-                name: std::mem::take(&mut m.key),
-                address,
-                reason: format!("outside zone {zone}"),
-                sources: names,
-            });
-        }
-    }
-    (records, not_served)
 }
 
 #[cfg(test)]

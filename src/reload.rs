@@ -76,7 +76,13 @@ impl Live {
         self.info.lock().map(|i| i.clone()).unwrap_or_default()
     }
 
+    /// Records why the newest generation or the followed file is not live, bounded
+    /// ([`crate::text::bound`]): the status file holding it is rewritten on every counter flush.
     pub fn set_error(&self, e: Option<LastError>) {
+        let e = e.map(|e| match e {
+            LastError::Generation(m) => LastError::Generation(crate::text::bound(m)),
+            LastError::Followed(m) => LastError::Followed(crate::text::bound(m)),
+        });
         if let Ok(mut i) = self.info.lock() {
             i.last_error = e;
         }
@@ -94,15 +100,24 @@ impl Live {
 
     fn find_newer(&self, dir: &StateDir) -> Refresh {
         let current = self.serial();
-        let files = match dir.list() {
+        // Checked on every pass, not only at start: the directory may be swapped under us.
+        let files = match dir.recheck().and_then(|()| dir.list()) {
             Ok(f) => f,
             Err(e) => {
-                let msg = format!("cannot list generations: {e}");
+                let msg = format!("cannot read generations: {e}; still serving serial {current}");
                 tracing::warn!("{msg}");
                 self.set_error(Some(LastError::Generation(msg)));
                 return Refresh::Unchanged;
             }
         };
+        // RFC 1982's step is measured from the live serial, or, before the first swap, from the one
+        // this state dir's server last served (secondaries may hold it).
+        let floor = match current {
+            0 => crate::status_file::read(dir.root()).map_or(0, |s| s.serial),
+            c => c,
+        };
+        // A newer file refused in this pass stays the last error after an older one is swapped in.
+        let mut refused = None;
         for (serial, path) in files.into_iter().filter(|(s, _)| *s > current) {
             let stamp = stamp(&path);
             if self
@@ -112,7 +127,11 @@ impl Live {
             {
                 continue;
             }
-            match self.accept(store::check_file_to_serve(&path)) {
+            let checked = match store::serial_step_error(serial, floor) {
+                Some(why) => Err(why),
+                None => store::check_file_to_serve(&path),
+            };
+            match self.accept(checked) {
                 Ok((g, view)) => {
                     self.view.store(Arc::new(view));
                     tracing::info!(
@@ -127,17 +146,18 @@ impl Live {
                             generation: Some(path),
                             loaded_at: Some(crate::output::rfc3339(SystemTime::now())),
                             loaded_from: Some(g.input.path.clone()),
-                            last_error: None,
+                            last_error: refused.map(LastError::Generation),
                         };
                     }
                     return Refresh::Swapped(serial);
                 }
                 Err(why) => {
-                    let msg = format!(
+                    let msg = crate::text::bound(format!(
                         "generation {serial} ({}) {why}; still serving serial {current}",
                         path.display()
-                    );
+                    ));
                     tracing::warn!("{msg}");
+                    refused.get_or_insert_with(|| msg.clone());
                     self.set_error(Some(LastError::Generation(msg)));
                     if let (Some(s), Ok(mut k)) = (stamp, self.known_bad.lock()) {
                         k.insert(path, s);

@@ -11,8 +11,8 @@ use std::net::Ipv4Addr;
 
 use crate::generation::{Generation, Soa};
 use crate::records;
+use crate::view_error::ZoneViewError;
 use crate::wire::{self, PTR_QNAME, TYPE_NS, TYPE_PTR, TYPE_SOA};
-use crate::zone_view::ZoneViewError;
 
 /// Encoded records, built once per view.
 type Bytes = Box<[u8]>;
@@ -164,52 +164,6 @@ fn soa(serial: u32, ttl: u32, soa: &Soa) -> Result<(Bytes, Bytes), ZoneViewError
     Ok((answer.into_boxed_slice(), negative.into_boxed_slice()))
 }
 
-/// Views built the way `load` builds them, from a `host-names.yml` text (so the PTRs follow the real
-/// canonical-name rule), for the crate's tests and, through `test-support`, the integration tests.
-#[cfg(any(test, feature = "test-support"))]
-pub mod fixtures {
-    use crate::generation::{Generation, Input};
-    use crate::inventory;
-    use crate::name::Zone;
-    use crate::records::RecordSet;
-    use crate::zone_view::ZoneView;
-    use crate::zone_view::fixtures::{NEG, TTL};
-
-    /// meta (10.10.10.10, with the alias `pg-meta`), a vm_hosts entry at .11 whose first name is
-    /// outside the zone (`x.other`, then `b.pigsty.test`, `a.pigsty.test`), and a vm_hosts entry at
-    /// .12 with only outside names (no PTR).
-    pub const YAML: &str = "all:
-  children:
-    meta:
-      hosts:
-        10.10.10.10: { nodename: meta, vm_alias: [pg-meta] }
-  vars:
-    vm_hosts:
-      - { address: 10.10.10.11, names: [x.other, b.pigsty.test, a.pigsty.test] }
-      - { address: 10.10.10.12, names: [i.pigsty] }
-";
-
-    pub fn generation_from(yaml: &str, serial: u32) -> Generation {
-        let inv = inventory::parse(yaml).expect("the fixture parses");
-        let set = RecordSet::build(&inv, &Zone::parse("pigsty.test").unwrap())
-            .expect("the fixture builds");
-        let input = Input {
-            path: "test".into(),
-            sha256: String::new(),
-        };
-        Generation::seal(&set, TTL, NEG, serial, "2026-01-01T00:00:00Z".into(), input)
-    }
-
-    pub fn view_from(yaml: &str, serial: u32) -> ZoneView {
-        ZoneView::from_generation(&generation_from(yaml, serial)).expect("the view builds")
-    }
-
-    /// [`YAML`] at serial 9.
-    pub fn view() -> ZoneView {
-        view_from(YAML, 9)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,7 +189,7 @@ mod tests {
 
     #[test]
     fn the_index_holds_the_canonical_names_of_the_fixture() {
-        let v = fixtures::view();
+        let v = crate::zone_view::fixtures::reverse::view();
         let r = v.reverse().expect("a reverse zone");
         assert_eq!(r.zone(), "10.10.10.in-addr.arpa");
         assert_eq!(r.ptr_count(), 2);

@@ -57,6 +57,37 @@ pub struct CountersSnapshot {
     pub tcp_evicted: u64,
 }
 
+/// The transfer counters (`crate::transfer::TransferCounters`) as the status file holds them (since
+/// the server started).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransferCountersSnapshot {
+    pub axfr: u64,
+    pub ixfr: u64,
+    pub ixfr_as_axfr: u64,
+    pub ixfr_current: u64,
+    pub signed_soa: u64,
+    pub tsig_unsigned: u64,
+    pub tsig_badkey: u64,
+    pub tsig_badsig: u64,
+    pub tsig_badtime: u64,
+    pub failed: u64,
+}
+
+/// What the status file says of one secondary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecondaryStatus {
+    pub address: SocketAddr,
+    /// The serial of the last NOTIFY it acknowledged, for every zone served.
+    pub acknowledged_serial: Option<u32>,
+    /// The serial being notified, until it is acknowledged or given up.
+    pub pending_serial: Option<u32>,
+    /// The last failure (no answer after every try, or an error rcode); cleared by an acknowledgement.
+    pub last_error: Option<String>,
+    /// NOTIFYs given up since the start (every try unanswered or refused). Absent from older files.
+    #[serde(default)]
+    pub failures: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Status {
     pub format: u32,
@@ -76,10 +107,10 @@ pub struct Status {
     pub serial: u32,
     /// The `--notify` secondaries and the last serial each acknowledged (absent without `--notify`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub secondaries: Vec<crate::transfer::notify::SecondaryStatus>,
+    pub secondaries: Vec<SecondaryStatus>,
     /// Transfers served and refused since the start (absent without `--allow-transfer`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transfers: Option<crate::transfer::TransferCountersSnapshot>,
+    pub transfers: Option<TransferCountersSnapshot>,
     pub record_digest: Option<String>,
     pub records: usize,
     /// The generation file served.
@@ -162,7 +193,7 @@ mod tests {
             reverse_zone: Some("10.10.10.in-addr.arpa".into()),
             serial: 3,
             secondaries: Vec::new(),
-            transfers: Some(crate::transfer::TransferCountersSnapshot {
+            transfers: Some(TransferCountersSnapshot {
                 ixfr: 2,
                 ..Default::default()
             }),

@@ -14,6 +14,10 @@ use crate::sys::fs::write_new;
 use crate::sys::lock::try_lock;
 use crate::sys::user::euid;
 
+mod serial;
+pub use serial::{MAX_SERIAL_STEP, PassedOver, fix_for, serial_step_error};
+use serial::{next_serial, serial_base};
+
 /// Generations kept after a store; older ones are pruned.
 pub const KEEP: usize = 50;
 /// A generation file larger than this is never read (100,000 names take about 6 MB in format 2, 17 MB in format 1). `load` refuses
@@ -191,6 +195,18 @@ impl StateDir {
         })
     }
 
+    /// The ownership and mode checks of [`StateDir::open`] again, for a reader that holds the
+    /// directory for long (the server's rescan): a `generations` swapped later for a symlink or a
+    /// directory others may write is refused as `load` and `history` refuse it.
+    pub fn recheck(&self) -> Result<(), StoreError> {
+        check_dir(&self.root)?;
+        let gens = self.generations_dir();
+        match fs::symlink_metadata(&gens) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            _ => check_dir(&gens),
+        }
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -219,17 +235,39 @@ impl StateDir {
         Ok(out)
     }
 
-    /// Every generation file, newest serial first, each checked.
+    /// Every generation file, newest serial first, each checked as the server checks it: the file,
+    /// and its serial against the one the state dir's server last served (RFC 1982's step).
     pub fn scan(&self) -> Result<Vec<Entry>, StoreError> {
+        let served = status_file::read(&self.root).map(|s| s.serial).unwrap_or(0);
         Ok(self
             .list()?
             .into_iter()
             .map(|(serial, path)| Entry {
                 serial,
-                status: check_file(&path),
+                status: match serial_step_error(serial, served) {
+                    Some(why) => Err(why),
+                    None => check_file(&path),
+                },
                 path,
             })
             .collect())
+    }
+
+    /// The stored generation of `serial`, every check as the server applies them, the file held to its
+    /// name (the one verified path of every reader by serial: transfers, IXFR's history). Where several
+    /// files carry the name of `serial`, the first that checks out; otherwise why the first does not.
+    pub fn generation(&self, serial: u32) -> Result<Generation, String> {
+        let list = self.list().map_err(|e| e.to_string())?;
+        let mut first_error = None;
+        for (_, path) in list.iter().filter(|(s, _)| *s == serial) {
+            match check_file_to_serve(path) {
+                Ok(g) => return Ok(g),
+                Err(e) => {
+                    first_error.get_or_insert_with(|| format!("generation {serial} {e}"));
+                }
+            }
+        }
+        Err(first_error.unwrap_or_else(|| format!("generation {serial} is not stored")))
     }
 
     /// Takes the one-server-per-state-dir lock for the life of the returned file. flock is dropped by
@@ -293,16 +331,11 @@ impl StateDir {
         let files = self.list()?;
         let server = status_file::read(&self.root);
         let served = server.as_ref().map(|s| s.serial).unwrap_or(0);
-        let next = files
-            .first()
-            .map(|(serial, _)| *serial)
-            .unwrap_or(0)
-            .max(served)
-            .checked_add(1)
-            .ok_or_else(|| StoreError::Integrity {
-                message: "the serial space is used up (serial 4294967295 exists)".into(),
-                next: "start a new state directory".into(),
-            })?;
+        let base = serial_base(&files, served);
+        let next = next_serial(&files, &base, served)?;
+        // Files above the base are never served: neither the change test nor the diff reads them.
+        let (newest, files) = files.split_at(base.index);
+        let (newest, files) = (newest.to_vec(), files.to_vec());
         let generation = Generation::seal_set(
             set,
             ttl,
@@ -324,14 +357,14 @@ impl StateDir {
         // already swaps it in. Where that header says "maybe unchanged", or in a dry run, the base
         // is read first, as it decides.
         if !dry_run
-            && files
-                .iter()
-                .find_map(|(_, p)| claim(p).ok())
+            && base
+                .claim
+                .as_ref()
                 .is_some_and(|c| !unchanged(&c.record_digest))
         {
             let path = self.write(&generation)?;
             let previous = files.iter().find_map(|(_, p)| diff_base(p).ok());
-            self.prune(&files);
+            self.prune(&[newest, files].concat());
             return Ok(Outcome::Stored {
                 generation,
                 path,
@@ -359,12 +392,19 @@ impl StateDir {
             });
         }
         let path = self.write(&generation)?;
-        self.prune(&files);
+        self.prune(&[newest, files].concat());
         Ok(Outcome::Stored {
             generation,
             path,
             previous,
         })
+    }
+
+    /// The files above the newest generation that sets the next serial: never served, and each with
+    /// why and its fix (for `load`'s report).
+    pub fn passed_over(&self) -> Result<Vec<PassedOver>, StoreError> {
+        let served = status_file::read(&self.root).map(|s| s.serial).unwrap_or(0);
+        Ok(serial_base(&self.list()?, served).passed_over)
     }
 
     /// temp file (0600, fsync) → no-replace rename (or link) to the final name, which fails if it exists →
@@ -507,7 +547,8 @@ fn check_named_as<T>(
     let Some((serial, digest_prefix)) = name.and_then(parse_file_name) else {
         return Err("is not named like a generation file".into());
     };
-    let (g, self_digest) = read_checked(path, owner, decode)?;
+    // Bounded whatever a reason quotes: it is logged, kept in the status file and printed again.
+    let (g, self_digest) = read_checked(path, owner, decode).map_err(crate::text::bound)?;
     if serial_of(&g) != serial {
         Err(format!(
             "holds serial {} under the name of serial {serial}",
@@ -538,13 +579,9 @@ fn diff_base(path: &Path) -> Result<DiffBase, String> {
     check_named_as(path, euid(), Generation::decode_diff_base, |b| b.serial)
 }
 
-/// Reads one generation file only if it is a regular file of ours, mode 0600, one link, not too large,
-/// and its contents check out.
-pub fn read_generation(path: &Path) -> Result<Generation, String> {
-    read_checked(path, euid(), Generation::decode_with_digest).map(|(g, _)| g)
-}
-
-/// [`read_generation`] for a file that must belong to `owner`, and the self-digest the file carries.
+/// Reads one generation file only if it is a regular file of `owner`, mode 0600, one link, not too
+/// large, and its contents check out; and the self-digest the file carries. Callers go through
+/// [`check_named_as`], which also holds the file to its name.
 fn read_checked<T>(path: &Path, owner: u32, decode: Decode<T>) -> Result<(T, String), String> {
     let f = OpenOptions::new()
         .read(true)

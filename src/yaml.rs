@@ -156,6 +156,7 @@ pub fn full(text: &str) -> Result<Yaml, String> {
         anchors: HashMap::new(),
         stack: Vec::new(),
         root: None,
+        documents: 0,
     };
     let limit = Rc::new(Cell::new(MAX_LOOKAHEAD));
     let overrun = Rc::new(Cell::new(None));
@@ -174,7 +175,6 @@ pub fn full(text: &str) -> Result<Yaml, String> {
             MAX_LOOKAHEAD / 1024
         )
     };
-    let mut documents = 0;
     for event in Parser::new_from_iter(input) {
         // Whatever the parser made of the input cut short, the overrun is the error.
         if let Some(line) = overrun.get() {
@@ -190,90 +190,8 @@ pub fn full(text: &str) -> Result<Yaml, String> {
         })?;
         limit.set(span.end.index().saturating_add(MAX_LOOKAHEAD));
         let line = span.start.line();
-        let at = |msg: String| format!("line {line}: {msg}");
-        match event {
-            Event::DocumentStart(_) => {
-                documents += 1;
-                if documents > 1 {
-                    return Err(at(
-                        "starts a second document; an inventory is exactly one YAML document"
-                            .into(),
-                    ));
-                }
-            }
-            Event::Scalar(value, style, anchor, tag) => {
-                let merge = style == ScalarStyle::Plain && tag.is_none() && value == "<<";
-                let bytes = value.len();
-                let v = resolve(value, style, tag.as_deref());
-                b.take(1).map_err(at)?;
-                if anchor > 0 {
-                    // The anchor's copy; the value itself goes into the tree.
-                    b.copy(1, bytes).map_err(at)?;
-                    b.anchors.insert(anchor, (v.clone(), 1, bytes));
-                }
-                b.push(v, 1, bytes, merge, line).map_err(at)?;
-            }
-            Event::Alias(id) => {
-                let &(_, size, bytes) = b
-                    .anchors
-                    .get(&id)
-                    .ok_or_else(|| at("refers to an unknown anchor".into()))?;
-                // Spent before the copy is made.
-                b.take(size).map_err(at)?;
-                b.copy(size, bytes).map_err(at)?;
-                let v = b.anchors[&id].0.clone();
-                b.push(v, size, bytes, false, line).map_err(at)?;
-            }
-            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                if b.stack.len() >= MAX_DEPTH {
-                    return Err(at(format!("nests deeper than {MAX_DEPTH} levels")));
-                }
-                b.take(1).map_err(at)?;
-                let kind = if matches!(event, Event::SequenceStart(..)) {
-                    Open::Seq(Vec::new())
-                } else {
-                    Open::Map {
-                        entries: Vec::new(),
-                        seen: HashMap::new(),
-                        key: None,
-                        merges: Vec::new(),
-                    }
-                };
-                b.stack.push(Frame {
-                    kind,
-                    anchor,
-                    size: 1,
-                    bytes: 0,
-                });
-            }
-            Event::SequenceEnd | Event::MappingEnd => {
-                let Some(frame) = b.stack.pop() else {
-                    return Err(at("closes a collection that was never opened".into()));
-                };
-                let v = match frame.kind {
-                    Open::Seq(items) => Yaml::Seq(items),
-                    Open::Map {
-                        mut entries,
-                        mut seen,
-                        merges,
-                        ..
-                    } => {
-                        for merge in merges {
-                            apply_merge(&mut entries, &mut seen, merge).map_err(at)?;
-                        }
-                        Yaml::Map(entries)
-                    }
-                };
-                if frame.anchor > 0 {
-                    b.copy(frame.size, frame.bytes).map_err(at)?;
-                    b.anchors
-                        .insert(frame.anchor, (v.clone(), frame.size, frame.bytes));
-                }
-                b.push(v, frame.size, frame.bytes, false, line)
-                    .map_err(at)?;
-            }
-            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}
-        }
+        b.event(event, line)
+            .map_err(|msg| format!("line {line}: {msg}"))?;
     }
     if let Some(line) = overrun.get() {
         return Err(overran(line));
@@ -310,9 +228,102 @@ struct Builder {
     anchors: HashMap<usize, (Yaml, usize, usize)>,
     stack: Vec<Frame>,
     root: Option<Yaml>,
+    /// Documents started so far.
+    documents: usize,
 }
 
 impl Builder {
+    /// Takes one parser event at `line`; an error is a sentence for after "line N: ".
+    fn event(&mut self, event: Event<'_>, line: usize) -> Result<(), String> {
+        match event {
+            Event::DocumentStart(_) => {
+                self.documents += 1;
+                if self.documents > 1 {
+                    return Err(
+                        "starts a second document; an inventory is exactly one YAML document"
+                            .into(),
+                    );
+                }
+                Ok(())
+            }
+            Event::Scalar(value, style, anchor, tag) => {
+                let merge = style == ScalarStyle::Plain && tag.is_none() && value == "<<";
+                let bytes = value.len();
+                let v = resolve(value, style, tag.as_deref());
+                self.take(1)?;
+                if anchor > 0 {
+                    // The anchor's copy; the value itself goes into the tree.
+                    self.copy(1, bytes)?;
+                    self.anchors.insert(anchor, (v.clone(), 1, bytes));
+                }
+                self.push(v, 1, bytes, merge, line)
+            }
+            Event::Alias(id) => {
+                let &(_, size, bytes) = self
+                    .anchors
+                    .get(&id)
+                    .ok_or_else(|| "refers to an unknown anchor".to_string())?;
+                // Spent before the copy is made.
+                self.take(size)?;
+                self.copy(size, bytes)?;
+                let v = self.anchors[&id].0.clone();
+                self.push(v, size, bytes, false, line)
+            }
+            Event::SequenceStart(anchor, _) => self.open(Open::Seq(Vec::new()), anchor),
+            Event::MappingStart(anchor, _) => {
+                let map = Open::Map {
+                    entries: Vec::new(),
+                    seen: HashMap::new(),
+                    key: None,
+                    merges: Vec::new(),
+                };
+                self.open(map, anchor)
+            }
+            Event::SequenceEnd | Event::MappingEnd => self.close(line),
+            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => Ok(()),
+        }
+    }
+
+    fn open(&mut self, kind: Open, anchor: usize) -> Result<(), String> {
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(format!("nests deeper than {MAX_DEPTH} levels"));
+        }
+        self.take(1)?;
+        self.stack.push(Frame {
+            kind,
+            anchor,
+            size: 1,
+            bytes: 0,
+        });
+        Ok(())
+    }
+
+    fn close(&mut self, line: usize) -> Result<(), String> {
+        let Some(frame) = self.stack.pop() else {
+            return Err("closes a collection that was never opened".into());
+        };
+        let v = match frame.kind {
+            Open::Seq(items) => Yaml::Seq(items),
+            Open::Map {
+                mut entries,
+                mut seen,
+                merges,
+                ..
+            } => {
+                for merge in merges {
+                    apply_merge(&mut entries, &mut seen, merge)?;
+                }
+                Yaml::Map(entries)
+            }
+        };
+        if frame.anchor > 0 {
+            self.copy(frame.size, frame.bytes)?;
+            self.anchors
+                .insert(frame.anchor, (v.clone(), frame.size, frame.bytes));
+        }
+        self.push(v, frame.size, frame.bytes, false, line)
+    }
+
     fn take(&mut self, n: usize) -> Result<(), String> {
         if n > self.budget {
             return Err(format!(

@@ -3,13 +3,13 @@
 //! negative SOA and NS RRsets when a zone loads and never per query, the view encodes them once, when it
 //! is built, and refuses a generation whose apex cannot be encoded; the query path only copies bytes.
 
-use std::fmt;
 use std::net::Ipv4Addr;
 
 use crate::defaults;
 use crate::generation::{Generation, Soa};
 use crate::name::Zone;
 use crate::reverse_view::ReverseView;
+pub use crate::view_error::ZoneViewError;
 use crate::wire::{self, PTR_QNAME, TYPE_A, TYPE_NS, TYPE_SOA};
 
 /// What a name is in the served zone.
@@ -20,35 +20,6 @@ pub enum Node {
     /// The name exists but holds no A: the apex without one, or an empty non-terminal (RFC 8020).
     Empty,
 }
-
-/// Why a view cannot be built. Each reads after "generation N (file) ", like the store's own refusals.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ZoneViewError {
-    /// The generation's zone is not a zone name.
-    Zone(String),
-    /// An SOA or NS name that cannot be written on the wire.
-    Name { field: &'static str, name: String },
-    /// More NS records than a message can count.
-    TooManyNs(usize),
-}
-
-impl fmt::Display for ZoneViewError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ZoneViewError::Zone(e) => write!(f, "has an invalid zone: {e}"),
-            ZoneViewError::Name { field, name } => write!(
-                f,
-                "has the {field} {name:?}, which cannot be encoded as a DNS name (an empty label, a label \
-                 over 63 octets or a name over 255)"
-            ),
-            ZoneViewError::TooManyNs(n) => {
-                write!(f, "has {n} NS names; a response can count at most 65535")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ZoneViewError {}
 
 /// The records the answers carry, in wire form, built once per view.
 #[derive(Debug, Clone)]
@@ -502,6 +473,51 @@ pub mod fixtures {
             ],
             7,
         )
+    }
+
+    /// Views built the way `load` builds them, from a `host-names.yml` text (so the PTRs follow the real
+    /// canonical-name rule), for the crate's tests and, through `test-support`, the integration tests.
+    pub mod reverse {
+        use super::super::ZoneView;
+        use super::{NEG, TTL};
+        use crate::generation::{Generation, Input};
+        use crate::inventory;
+        use crate::name::Zone;
+        use crate::records::RecordSet;
+
+        /// meta (10.10.10.10, with the alias `pg-meta`), a vm_hosts entry at .11 whose first name is
+        /// outside the zone (`x.other`, then `b.pigsty.test`, `a.pigsty.test`), and a vm_hosts entry at
+        /// .12 with only outside names (no PTR).
+        pub const YAML: &str = "all:
+      children:
+        meta:
+          hosts:
+            10.10.10.10: { nodename: meta, vm_alias: [pg-meta] }
+      vars:
+        vm_hosts:
+          - { address: 10.10.10.11, names: [x.other, b.pigsty.test, a.pigsty.test] }
+          - { address: 10.10.10.12, names: [i.pigsty] }
+    ";
+
+        pub fn generation_from(yaml: &str, serial: u32) -> Generation {
+            let inv = inventory::parse(yaml).expect("the fixture parses");
+            let set = RecordSet::build(&inv, &Zone::parse("pigsty.test").unwrap())
+                .expect("the fixture builds");
+            let input = Input {
+                path: "test".into(),
+                sha256: String::new(),
+            };
+            Generation::seal(&set, TTL, NEG, serial, "2026-01-01T00:00:00Z".into(), input)
+        }
+
+        pub fn view_from(yaml: &str, serial: u32) -> ZoneView {
+            ZoneView::from_generation(&generation_from(yaml, serial)).expect("the view builds")
+        }
+
+        /// [`YAML`] at serial 9.
+        pub fn view() -> ZoneView {
+            view_from(YAML, 9)
+        }
     }
 }
 

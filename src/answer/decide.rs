@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 
 use hickory_proto::op::ResponseCode;
 
-use super::parse::Parsed;
+use super::parse::{Parsed, Question};
 use crate::reverse_view::ReverseNode;
 use crate::wire::{CLASS_IN, TYPE_A, TYPE_ANY, TYPE_AXFR, TYPE_IXFR, TYPE_NS, TYPE_PTR, TYPE_SOA};
 use crate::zone_view::{Node, ZoneView};
@@ -66,28 +66,13 @@ fn in_zone(name: &[u8], zone: &[u8]) -> bool {
             && name[name.len() - zone.len() - 1] == b'.')
 }
 
+/// The rules in the order they apply: the header and the question, then where the name is (the zone,
+/// the reverse zone, or outside), then what it holds, then what the question asks of it.
 pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
-    let one_question = parsed.qdcount == 1 && parsed.question.is_some();
-    if parsed.malformed {
-        return Plan::error(ResponseCode::FormErr, one_question);
-    }
-    // Like BIND and hickory's Catalog, an unsupported EDNS version is reported before anything else.
-    if parsed.edns.is_some_and(|e| e.version > 0) {
-        return Plan::error(ResponseCode::BADVERS, one_question);
-    }
-    if parsed.opcode() != 0 {
-        return Plan {
-            clear_rd_cd: true,
-            ..Plan::error(ResponseCode::NotImp, one_question)
-        };
-    }
-    let Some(q) = parsed.question.as_ref().filter(|_| parsed.qdcount == 1) else {
-        // RFC 9619: QUERY with QDCOUNT ≠ 1.
-        return Plan::error(ResponseCode::FormErr, false);
+    let q = match question(parsed) {
+        Ok(q) => q,
+        Err(plan) => return plan,
     };
-    if q.qclass != CLASS_IN {
-        return Plan::error(ResponseCode::Refused, true);
-    }
     let zone_name = zone.zone().as_str().as_bytes();
     let name = q.lower();
     // Any other reverse zone (another /24, `10.in-addr.arpa`, `ip6.arpa`) is outside: REFUSED.
@@ -107,18 +92,53 @@ pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
             Some(ReverseNode::Ptr(octet)) => (false, Some(Held::Ptr(octet))),
             None => (false, None),
         },
-        // A name that is not UTF-8 (or holds a dotted label, stored as 0) cannot be a served name.
-        None => (
-            name.len() == zone_name.len(),
-            std::str::from_utf8(name)
-                .ok()
-                .and_then(|n| zone.lookup(n))
-                .map(|n| match n {
-                    Node::Address(a) => Held::A(a),
-                    Node::Empty => Held::Nothing,
-                }),
-        ),
+        None => (name.len() == zone_name.len(), forward_node(zone, name)),
     };
+    answer(q.qtype, apex, node, reverse.is_some())
+}
+
+/// The one question of a well-formed QUERY of class IN, or the error answer: FORMERR, BADVERS, NOTIMP
+/// (other opcodes), FORMERR (QDCOUNT ≠ 1), REFUSED (another class), in that order.
+fn question(parsed: &Parsed) -> Result<&Question, Plan> {
+    let one_question = parsed.qdcount == 1 && parsed.question.is_some();
+    if parsed.malformed {
+        return Err(Plan::error(ResponseCode::FormErr, one_question));
+    }
+    // Like BIND and hickory's Catalog, an unsupported EDNS version is reported before anything else.
+    if parsed.edns.is_some_and(|e| e.version > 0) {
+        return Err(Plan::error(ResponseCode::BADVERS, one_question));
+    }
+    if parsed.opcode() != 0 {
+        return Err(Plan {
+            clear_rd_cd: true,
+            ..Plan::error(ResponseCode::NotImp, one_question)
+        });
+    }
+    let Some(q) = parsed.question.as_ref().filter(|_| parsed.qdcount == 1) else {
+        // RFC 9619: QUERY with QDCOUNT ≠ 1.
+        return Err(Plan::error(ResponseCode::FormErr, false));
+    };
+    if q.qclass != CLASS_IN {
+        return Err(Plan::error(ResponseCode::Refused, true));
+    }
+    Ok(q)
+}
+
+/// What a name of the forward zone holds; `None` when it is not in the zone.
+fn forward_node(zone: &ZoneView, name: &[u8]) -> Option<Held> {
+    // A name that is not UTF-8 (or holds a dotted label, stored as 0) cannot be a served name.
+    std::str::from_utf8(name)
+        .ok()
+        .and_then(|n| zone.lookup(n))
+        .map(|n| match n {
+            Node::Address(a) => Held::A(a),
+            Node::Empty => Held::Nothing,
+        })
+}
+
+/// The authoritative answer for a name in one of the zones: NXDOMAIN for a name that is not there, else
+/// the asked RRset or NODATA, negative answers with the zone's SOA.
+fn answer(qtype: u16, apex: bool, node: Option<Held>, reverse: bool) -> Plan {
     let found = Plan {
         rcode: ResponseCode::NoError,
         aa: true,
@@ -126,7 +146,7 @@ pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
         echo_question: true,
         answer: Section::None,
         negative_soa: false,
-        reverse: reverse.is_some(),
+        reverse,
     };
     let Some(node) = node else {
         return Plan {
@@ -137,7 +157,7 @@ pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
     };
     // ANY (RFC 8482): one RRset, never the whole node — the SOA at the apex, else the A or PTR if there
     // is one, else NODATA.
-    let section = match (q.qtype, node) {
+    let section = match (qtype, node) {
         (TYPE_SOA, _) | (TYPE_ANY, _) if apex => Section::Soa,
         (TYPE_NS, _) if apex => Section::Ns,
         (TYPE_A | TYPE_ANY, Held::A(addr)) => Section::A(addr),

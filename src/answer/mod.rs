@@ -73,7 +73,9 @@ pub fn answer(
     })
 }
 
-/// Like [`answer`], writing into `out` (cleared first) so a server loop can reuse one buffer.
+/// Like [`answer`], writing into `out` (cleared first) so a server loop can reuse one buffer. Inline, so
+/// the loops' copy does not depend on which codegen unit the compiler puts this module in.
+#[inline]
 pub fn answer_into(
     zone: &ZoneView,
     query: &[u8],

@@ -1,5 +1,8 @@
 //! The answering rules end to end: queries built with hickory-proto (or by hand, for malformed ones)
 //! go through [`answer`], and every response is decoded with hickory-proto.
+//! One file of tests for the one pure rule family in `decide.rs`: each test is a query and the response
+//! the rules give, so they are read in the order of the rules; only the reverse zone's have their own
+//! file (`tests/reverse.rs`).
 
 use std::net::Ipv4Addr;
 use std::str::FromStr;

@@ -19,6 +19,9 @@ struct HistoryRow {
     status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    /// For a bad file: the command that fixes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next: Option<String>,
     newest_good: bool,
     path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -50,28 +53,7 @@ pub fn run(state_dir: Option<&Path>) -> Result<Report, AppError> {
     let dir = StateDir::open(&root, false)?;
     let entries = dir.scan()?;
     let newest_good = entries.iter().find(|e| e.status.is_ok()).map(|e| e.serial);
-    let rows: Vec<HistoryRow> = entries
-        .iter()
-        .map(|e| {
-            let g = e.status.as_ref().ok();
-            HistoryRow {
-                serial: e.serial,
-                status: if g.is_some() { "good" } else { "bad" },
-                reason: e.status.as_ref().err().cloned(),
-                newest_good: Some(e.serial) == newest_good,
-                path: e.path.display().to_string(),
-                created: g.map(|g| g.created.clone()),
-                zone: g.map(|g| g.zone.clone()),
-                served: g.map(|g| g.records.len()),
-                record_digest: g.map(|g| g.record_digest.clone()),
-                input: g.map(|g| g.input.clone()),
-                reverse_zone: g
-                    .filter(|g| !g.ptr.is_empty())
-                    .and_then(|g| records::reverse_zone(&g.records)),
-                ptr: g.filter(|g| !g.ptr.is_empty()).map(|g| g.ptr.clone()),
-            }
-        })
-        .collect();
+    let rows: Vec<HistoryRow> = entries.iter().map(|e| row(e, newest_good)).collect();
     // A running server whose generation file is gone still serves it: say so rather than list a
     // history that does not contain what is live.
     let live = status_file::running(&root).filter(|s| s.serial > 0);
@@ -100,13 +82,46 @@ pub fn run(state_dir: Option<&Path>) -> Result<Report, AppError> {
             json,
         ));
     }
+    let mut out = table(&rows);
+    out.push_str(&note);
+    Ok(Report::new(out, json))
+}
+
+/// One entry as `history` shows it.
+fn row(e: &store::Entry, newest_good: Option<u32>) -> HistoryRow {
+    let g = e.status.as_ref().ok();
+    HistoryRow {
+        serial: e.serial,
+        status: if g.is_some() { "good" } else { "bad" },
+        reason: e.status.as_ref().err().cloned(),
+        next: e
+            .status
+            .as_ref()
+            .err()
+            .map(|why| store::fix_for(&e.path, why)),
+        newest_good: Some(e.serial) == newest_good,
+        path: e.path.display().to_string(),
+        created: g.map(|g| g.created.clone()),
+        zone: g.map(|g| g.zone.clone()),
+        served: g.map(|g| g.records.len()),
+        record_digest: g.map(|g| g.record_digest.clone()),
+        input: g.map(|g| g.input.clone()),
+        reverse_zone: g
+            .filter(|g| !g.ptr.is_empty())
+            .and_then(|g| records::reverse_zone(&g.records)),
+        ptr: g.filter(|g| !g.ptr.is_empty()).map(|g| g.ptr.clone()),
+    }
+}
+
+/// The text table: one line per file, a bad one with its reason and fix.
+fn table(rows: &[HistoryRow]) -> String {
     let mut out = format!(
         "{:>10}  {:20}  {:12}  {:>6}  {:16}  status\n",
         "serial", "created", "zone", "names", "record digest"
     );
-    for r in &rows {
+    for r in rows {
         let status = match (&r.reason, r.newest_good) {
-            (Some(why), _) => format!("bad: {why}"),
+            (Some(why), _) => format!("bad: {why}; next: {}", r.next.as_deref().unwrap_or("-")),
             (None, true) => "good (newest)".into(),
             (None, false) => "good".into(),
         };
@@ -125,6 +140,5 @@ pub fn run(state_dir: Option<&Path>) -> Result<Report, AppError> {
                 .unwrap_or("-"),
         );
     }
-    out.push_str(&note);
-    Ok(Report::new(out, json))
+    out
 }

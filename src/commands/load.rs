@@ -39,7 +39,33 @@ pub fn store(o: &LoadOptions<'_>) -> Result<(Report, Option<Rc<Generation>>), Ap
     let (set, input) = input::read(o.path, o.zone)?;
     let dir = StateDir::open(&store::resolve(o.state_dir)?, !o.dry_run)?;
     let outcome = dir.commit(set, o.ttl, o.negative_ttl, input, o.dry_run)?;
-    Ok(report::outcome(outcome, dir.root()))
+    let (mut report, stored) = report::outcome(outcome, dir.root());
+    note_passed_over(&mut report, &dir.passed_over()?);
+    Ok((report, stored))
+}
+
+/// Names each file that did not set the serial (never served: junk, forged, a jump past RFC 1982's
+/// bound), why, and the command that fixes it.
+fn note_passed_over(report: &mut Report, files: &[store::PassedOver]) {
+    if files.is_empty() {
+        return;
+    }
+    let mut rows = Vec::new();
+    for f in files {
+        report.text.push_str(&format!(
+            "note: generation file {} {}; it is never served and did not set the serial\nnext: {}\n",
+            f.path.display(),
+            f.reason,
+            f.fix()
+        ));
+        rows.push(serde_json::json!({
+            "serial": f.serial,
+            "path": f.path.display().to_string(),
+            "reason": f.reason,
+            "next": f.fix(),
+        }));
+    }
+    report.set_json_fields(vec![("passed_over", serde_json::Value::from(rows))]);
 }
 
 /// The whole command: store, then confirm live.
@@ -180,8 +206,34 @@ fn confirm_live(
             root.display()
         ))
     };
-    let (word, line) = match &liveness {
-        Liveness::Live => ("live", format!("live (serial {}) at {addr}\n", g.serial)),
+    let (word, line) = describe(&liveness, g.serial, addr, zone);
+    report.set_json_fields(vec![
+        ("live", serde_json::Value::from(word)),
+        ("server", serde_json::Value::from(addr.to_string())),
+    ]);
+    report.text.push_str(&line);
+    match liveness {
+        Liveness::Live => Ok(report),
+        Liveness::NoServer(why) if require_live => Err(AppError::new(
+            Class::Partial,
+            format!("serial {} is stored but not live: {why}", g.serial),
+            "start it: pigsty-dns serve (or give --server)",
+        )
+        .with_report(report)),
+        Liveness::NoServer(_) => Ok(report),
+        _ => Err(not_live(&liveness, g.serial, addr, root, zone).with_report(report)),
+    }
+}
+
+/// The `live` word and the line `load` prints for `liveness`.
+fn describe(
+    liveness: &Liveness,
+    serial: u32,
+    addr: SocketAddr,
+    zone: &Zone,
+) -> (&'static str, String) {
+    match liveness {
+        Liveness::Live => ("live", format!("live (serial {}) at {addr}\n", serial)),
         Liveness::NoServer(why) => (
             "not-running",
             format!("stored; {why}: it will be served when pigsty-dns serve starts\n"),
@@ -202,57 +254,41 @@ fn confirm_live(
             "other-records",
             format!(
                 "the server at {addr} serves serial {} with other records (record digest {digest})\n",
-                g.serial
+                serial
             ),
         ),
-    };
-    report.set_json_fields(vec![
-        ("live", serde_json::Value::from(word)),
-        ("server", serde_json::Value::from(addr.to_string())),
-    ]);
-    report.text.push_str(&line);
-    match liveness {
-        Liveness::Live => Ok(report),
-        Liveness::NoServer(why) if require_live => Err(AppError::new(
-            Class::Partial,
-            format!("serial {} is stored but not live: {why}", g.serial),
-            "start it: pigsty-dns serve (or give --server)",
-        )
-        .with_report(report)),
-        Liveness::NoServer(_) => Ok(report),
-        Liveness::Stale(_)
-        | Liveness::NotThisZone(_)
-        | Liveness::Superseded(_)
-        | Liveness::OtherRecords(_) => {
-            let still = match &liveness {
-                Liveness::Stale(seen) => format!("still serves serial {seen}"),
-                Liveness::Superseded(seen) => format!("serves a newer serial, {seen}"),
-                Liveness::OtherRecords(d) => format!("serves other records (record digest {d})"),
-                _ => format!("does not serve zone {zone}"),
-            };
-            let reason = match &liveness {
-                Liveness::Superseded(_) => {
-                    "another load stored a newer generation after this one".into()
-                }
-                Liveness::OtherRecords(_) => {
-                    "the serial was used twice (was the state dir replaced under a running server?)"
-                        .into()
-                }
-                _ => status_file::read(root)
-                    .and_then(|s| s.last_error)
-                    .unwrap_or_else(|| {
-                        "the server gave no reason (is it serving another state dir?)".into()
-                    }),
-            };
-            Err(AppError::new(
-                Class::Partial,
-                format!(
-                    "serial {} is stored, but the server at {addr} {still}: {reason}",
-                    g.serial
-                ),
-                "see pigsty-dns status; fix the cause and load again",
-            )
-            .with_report(report))
-        }
     }
+}
+
+/// The error of a store the server at `addr` does not serve (stale, superseded, other records or
+/// another zone), with the reason the server gave.
+fn not_live(
+    liveness: &Liveness,
+    serial: u32,
+    addr: SocketAddr,
+    root: &Path,
+    zone: &Zone,
+) -> AppError {
+    let still = match &liveness {
+        Liveness::Stale(seen) => format!("still serves serial {seen}"),
+        Liveness::Superseded(seen) => format!("serves a newer serial, {seen}"),
+        Liveness::OtherRecords(d) => format!("serves other records (record digest {d})"),
+        _ => format!("does not serve zone {zone}"),
+    };
+    let reason = match &liveness {
+        Liveness::Superseded(_) => "another load stored a newer generation after this one".into(),
+        Liveness::OtherRecords(_) => {
+            "the serial was used twice (was the state dir replaced under a running server?)".into()
+        }
+        _ => status_file::read(root)
+            .and_then(|s| s.last_error)
+            .unwrap_or_else(|| {
+                "the server gave no reason (is it serving another state dir?)".into()
+            }),
+    };
+    AppError::new(
+        Class::Partial,
+        format!("serial {serial} is stored, but the server at {addr} {still}: {reason}"),
+        "see pigsty-dns status; fix the cause and load again",
+    )
 }

@@ -1,5 +1,6 @@
 //! Format 2's layout: header, lines, digest line.
 
+use crate::text::quote;
 use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
@@ -145,7 +146,8 @@ fn name(tok: Option<&str>, zone: &str) -> Result<String, String> {
     }
     if let Some(full) = tok.strip_suffix('.') {
         return Err(format!(
-            "has the record {full:?}, which is not a canonical name in zone {zone}"
+            "has the record {full_q}, which is not a canonical name in zone {zone}",
+            full_q = quote(full)
         ));
     }
     let mut full = String::with_capacity(tok.len() + 1 + zone.len());
@@ -273,7 +275,12 @@ impl<'t> Sources<'t> {
 
     /// Every check of [`Sources::read`], budget included, without building the source.
     fn check<'k>(&mut self, tok: &'k str) -> Result<(&'t String, Option<&'k str>), String> {
-        let bad = || format!("the source {tok:?} is not a table entry as it is written");
+        let bad = || {
+            format!(
+                "the source {} is not a table entry as it is written",
+                quote(tok)
+            )
+        };
         let open = |t: &'k str| {
             let i = t.bytes().position(|b| b == b'[')?;
             Some((&t[..i], &t[i + 1..]))
@@ -289,7 +296,8 @@ impl<'t> Sources<'t> {
         let k: usize = k.parse().map_err(|_| bad())?;
         if k > self.used || k >= self.table.len() {
             return Err(format!(
-                "the source {tok:?} refers past the table's entries in order of first use"
+                "the source {} refers past the table's entries in order of first use",
+                quote(tok)
             ));
         }
         if k == self.used {
@@ -303,7 +311,10 @@ impl<'t> Sources<'t> {
                 .to_string()
         })?;
         if digits.is_none() && split_source(base).1.is_some() {
-            return Err(format!("the source {base:?} is not split as it is written"));
+            return Err(format!(
+                "the source {} is not split as it is written",
+                quote(base)
+            ));
         }
         Ok((base, digits))
     }
@@ -312,7 +323,8 @@ impl<'t> Sources<'t> {
 /// An address token, accepted only as `Ipv4Addr` writes it: four decimal octets, no leading zero.
 fn address(tok: Option<Result<&str, String>>) -> Result<Ipv4Addr, String> {
     let tok = tok.ok_or("an address is missing")??;
-    ipv4(tok.as_bytes()).ok_or_else(|| format!("{tok:?} is not an IPv4 address as it is written"))
+    ipv4(tok.as_bytes())
+        .ok_or_else(|| format!("{} is not an IPv4 address as it is written", quote(tok)))
 }
 
 /// [`address`] over the bytes in one pass: 1-3 digits an octet, no leading zero, at most 255, dots
@@ -579,7 +591,8 @@ fn sources_listed_once(h: &HeaderIn) -> Result<(), String> {
     let mut entries = std::collections::HashSet::with_capacity(h.sources.len());
     match h.sources.iter().find(|s| !entries.insert(s.as_str())) {
         Some(twice) => Err(format!(
-            "is not in canonical form (its header lists the source {twice:?} twice)"
+            "is not in canonical form (its header lists the source {} twice)",
+            quote(twice)
         )),
         None => Ok(()),
     }
@@ -718,7 +731,8 @@ fn push_full_name(tok: Option<&str>, zone: &str, out: &mut String) -> Result<(),
     }
     if let Some(full) = tok.strip_suffix('.') {
         return Err(format!(
-            "has the record {full:?}, which is not a canonical name in zone {zone}"
+            "has the record {full_q}, which is not a canonical name in zone {zone}",
+            full_q = quote(full)
         ));
     }
     out.push_str(tok);

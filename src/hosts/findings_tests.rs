@@ -1,6 +1,6 @@
 use super::*;
 use crate::hosts::file::{HostsErrorKind, parse};
-use crate::reverse_view::fixtures::generation_from;
+use crate::zone_view::fixtures::reverse::generation_from;
 
 /// meta at .10 (alias pg-meta), node-1 at .11: PTRs .10 → meta, .11 → node-1.
 const YAML: &str = "all:

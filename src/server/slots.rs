@@ -94,6 +94,10 @@ impl Table {
         u64::try_from(at.saturating_duration_since(self.epoch).as_millis()).unwrap_or(u64::MAX)
     }
 
+    pub(super) fn cap(&self) -> usize {
+        self.cap
+    }
+
     pub(super) fn live(&self) -> usize {
         self.live.load(Ordering::Relaxed)
     }

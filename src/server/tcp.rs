@@ -25,6 +25,8 @@ use crate::transport::Transport;
 use crate::zone_view::ZoneView;
 
 const READ_CHUNK: usize = 4096;
+/// What an evicted connection reads of what its client already sent, to answer it before closing.
+const DRAIN_BYTES: usize = 64 * 1024;
 /// Pending output is written once it reaches this much, so pipelined answers stay bounded.
 const FLUSH_AT: usize = 16 * 1024;
 
@@ -47,6 +49,7 @@ pub(super) async fn accept_loop(
     mut stop: watch::Receiver<bool>,
     transfers: Option<Arc<Transfers>>,
 ) {
+    fit_descriptors(table.cap());
     let mut conns = JoinSet::new();
     loop {
         tokio::select! {
@@ -83,6 +86,37 @@ pub(super) async fn accept_loop(
     drop(listener);
     // Connections answer what they already read and close; serve() bounds this with the grace period.
     while conns.join_next().await.is_some() {}
+}
+
+/// Descriptors kept beyond the TCP connections: listeners, UDP sockets, the state dir, the watcher.
+const SPARE_DESCRIPTORS: u64 = 256;
+
+/// Raises the soft limit on open files (up to the hard one) so that `cap` connections can be
+/// accepted: a soft limit of 1,024 (systemd's and most shells' default) would otherwise fail accepts
+/// with EMFILE long before the cap. Said once in the log when the hard limit is lower.
+fn fit_descriptors(cap: usize) {
+    let want = cap as u64 + SPARE_DESCRIPTORS;
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit on a valid rlimit of ours.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 || lim.rlim_cur >= want {
+            return;
+        }
+        let raised = libc::rlimit {
+            rlim_cur: want.min(lim.rlim_max),
+            rlim_max: lim.rlim_max,
+        };
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 && raised.rlim_cur >= want {
+            return;
+        }
+    }
+    tracing::warn!(
+        "the open-file limit ({}) is below the {cap} TCP connections allowed; raise it (ulimit -n, LimitNOFILE=)",
+        lim.rlim_max
+    );
 }
 
 /// Writes `out` (then clears it) within `limit`; each write that moves counts as progress, and the
@@ -158,7 +192,7 @@ fn reset_on_close(stream: &TcpStream) {
 /// as well as an idle connection). The timeout is the one in force ([`Table::idle_timeout`]) each time
 /// the connection starts or resumes waiting, counted from the last complete message (or the accept).
 async fn connection(
-    mut stream: TcpStream,
+    stream: TcpStream,
     lease: Lease,
     zone: Arc<ArcSwap<ZoneView>>,
     counters: Arc<Counters>,
@@ -167,85 +201,42 @@ async fn connection(
     transfers: Option<(Arc<Transfers>, IpAddr)>,
 ) {
     let _ = stream.set_nodelay(true);
+    let mut c = Conn {
+        stream,
+        lease,
+        zone,
+        counters,
+        settings,
+        transfers,
+        out: Vec::new(),
+        scratch: Vec::with_capacity(512),
+        last_message: Instant::now(),
+    };
     let mut input = Framer::with_capacity(READ_CHUNK);
-    let mut out: Vec<u8> = Vec::new();
-    let mut scratch: Vec<u8> = Vec::with_capacity(512);
     let mut chunk = vec![0u8; READ_CHUNK];
-    let mut last_message = Instant::now();
     loop {
-        let mut close = false;
-        while let Some(frame) = input.next_frame() {
-            let Frame::Message(msg) = frame else {
-                // A zero-length message cannot be a query: close the connection.
-                close = true;
-                break;
-            };
-            // A transfer request from an allowed client: answered (in order) by the transfer module.
-            let view = zone.load();
-            if let Some((xfr, peer)) = &transfers
-                && let Some(req) = xfr.request(*peer, msg, &view, Transport::Tcp)
-            {
-                // Owned, as the transfer outlives this iteration (and a guard must not be held across await).
-                let view = arc_swap::Guard::into_inner(view);
-                let idle = lease.idle_timeout(settings.idle);
-                if (!out.is_empty() && !write_out(&mut stream, &mut out, &lease, idle).await)
-                    || !transfer(&mut stream, &mut out, &lease, idle, xfr.clone(), req, view).await
-                {
-                    return;
-                }
-                last_message = Instant::now();
-                lease.touch(last_message);
-                continue;
-            }
-            let summary =
-                answer::answer_into(&view, msg, Transport::Tcp, &settings.limits, &mut scratch);
-            match summary {
-                None => counters.dropped(),
-                Some(s) => {
-                    counters.record(&s);
-                    // answer_into never returns more than 65535 bytes over TCP.
-                    out.extend_from_slice(&(scratch.len() as u16).to_be_bytes());
-                    out.extend_from_slice(&scratch);
-                }
-            }
-            last_message = Instant::now();
-            lease.touch(last_message);
-            if out.len() >= FLUSH_AT
-                && !write_out(
-                    &mut stream,
-                    &mut out,
-                    &lease,
-                    lease.idle_timeout(settings.idle),
-                )
-                .await
-            {
-                return;
-            }
-        }
+        let Some(close) = c.answer_buffered(&mut input).await else {
+            return;
+        };
         input.compact();
-        if !out.is_empty()
-            && !write_out(
-                &mut stream,
-                &mut out,
-                &lease,
-                lease.idle_timeout(settings.idle),
-            )
-            .await
-        {
+        if !c.flush().await {
             return;
         }
         // Evicted: every query already read has been answered above; now close.
-        if close || stopping(&stop) || lease.is_evicted() {
+        if close || stopping(&stop) || c.lease.is_evicted() {
             return;
         }
-        let deadline = last_message + lease.idle_timeout(settings.idle);
+        let deadline = c.last_message + c.idle();
         let read = tokio::select! {
             biased;
             // Shutdown: what was read is answered above; a partial message cannot be.
             _ = stop_signalled(&mut stop) => return,
-            // Evicted for a new connection: nothing is in flight but a partial message, which is lost.
-            _ = lease.evicted() => return,
-            r = timeout_at(deadline, stream.read(&mut chunk)) => r,
+            // Evicted for a new connection: what the client already sent is answered first.
+            _ = c.lease.evicted() => {
+                c.drain(&mut input, &mut chunk).await;
+                return;
+            }
+            r = timeout_at(deadline, c.stream.read(&mut chunk)) => r,
         };
         match read {
             Ok(Ok(0)) | Ok(Err(_)) => return,
@@ -261,6 +252,138 @@ async fn connection(
     }
 }
 
+/// One connection's state between reads.
+struct Conn {
+    stream: TcpStream,
+    lease: Lease,
+    zone: Arc<ArcSwap<ZoneView>>,
+    counters: Arc<Counters>,
+    settings: Settings,
+    transfers: Option<(Arc<Transfers>, IpAddr)>,
+    /// Answers not yet written.
+    out: Vec<u8>,
+    scratch: Vec<u8>,
+    last_message: Instant,
+}
+
+impl Conn {
+    fn idle(&self) -> Duration {
+        self.lease.idle_timeout(self.settings.idle)
+    }
+
+    /// Writes what is pending; `false`: the connection must close.
+    async fn flush(&mut self) -> bool {
+        let idle = self.idle();
+        self.out.is_empty() || write_out(&mut self.stream, &mut self.out, &self.lease, idle).await
+    }
+
+    /// Answers every complete message buffered in `input`, in order. `Some(true)`: close after
+    /// writing (a zero-length message); `None`: the connection is gone.
+    async fn answer_buffered(&mut self, input: &mut Framer) -> Option<bool> {
+        while let Some(frame) = input.next_frame() {
+            let Frame::Message(msg) = frame else {
+                // A zero-length message cannot be a query: close the connection.
+                return Some(true);
+            };
+            // A transfer request from an allowed client: answered (in order) by the transfer module.
+            let view = self.zone.load();
+            if let Some((xfr, peer)) = &self.transfers
+                && let Some(req) = xfr.request(*peer, msg, &view, Transport::Tcp)
+            {
+                // Owned, as the transfer outlives this iteration (and a guard must not be held across await).
+                let view = arc_swap::Guard::into_inner(view);
+                let (xfr, idle) = (xfr.clone(), self.idle());
+                if !self.flush().await
+                    || !transfer(
+                        &mut self.stream,
+                        &mut self.out,
+                        &self.lease,
+                        idle,
+                        xfr,
+                        req,
+                        view,
+                    )
+                    .await
+                {
+                    return None;
+                }
+                self.touch();
+                continue;
+            }
+            let summary = answer::answer_into(
+                &view,
+                msg,
+                Transport::Tcp,
+                &self.settings.limits,
+                &mut self.scratch,
+            );
+            match summary {
+                None => self.counters.dropped(),
+                Some(s) => {
+                    self.counters.record(&s);
+                    // answer_into never returns more than 65535 bytes over TCP.
+                    self.out
+                        .extend_from_slice(&(self.scratch.len() as u16).to_be_bytes());
+                    self.out.extend_from_slice(&self.scratch);
+                }
+            }
+            self.touch();
+            if self.out.len() >= FLUSH_AT && !self.flush().await {
+                return None;
+            }
+        }
+        Some(false)
+    }
+
+    /// Before an evicted connection closes: reads what the kernel already holds for it (without
+    /// waiting, at most [`DRAIN_BYTES`]) and answers every complete query in it, so a query sent before
+    /// the eviction is never lost with the connection. Only a partial message is.
+    async fn drain(&mut self, input: &mut Framer, chunk: &mut [u8]) {
+        let mut read = 0;
+        while read < DRAIN_BYTES {
+            match self.stream.try_read(chunk) {
+                Ok(n) if n > 0 => {
+                    input.push(&chunk[..n]);
+                    read += n;
+                    if self.answer_buffered(input).await.is_none() {
+                        return;
+                    }
+                    input.compact();
+                }
+                _ => break,
+            }
+        }
+        let _ = self.flush().await;
+    }
+
+    fn touch(&mut self) {
+        self.last_message = Instant::now();
+        self.lease.touch(self.last_message);
+    }
+}
+
+/// Zone transfers sent at once; a further one waits (its request read) for a slot.
+const MAX_TRANSFERS: usize = 32;
+static TRANSFER_SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_TRANSFERS);
+/// `SO_SNDBUF` of a socket sending a transfer (Linux doubles it for its bookkeeping): enough to keep
+/// loopback busy, far below the megabytes the kernel would otherwise queue for a client that never reads.
+const TRANSFER_SNDBUF: libc::c_int = 64 * 1024;
+
+/// Caps the kernel's send queue of a transfer's socket; a failure only leaves the default.
+fn cap_send_buffer(stream: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid socket descriptor and an int of the size passed.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&TRANSFER_SNDBUF as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
 /// Sends one transfer, one message at a time (so a client that stops reading holds one message, and
 /// is cut by the write deadline like any stalled write). The messages are built off the async threads:
 /// the first one may read the state dir. `false`: the connection must close.
@@ -273,6 +396,18 @@ async fn transfer(
     req: Request,
     view: Arc<ZoneView>,
 ) -> bool {
+    // Bounded kernel memory (risk 9): at most MAX_TRANSFERS at once, each socket's send buffer capped,
+    // so clients that never read pin at most MAX_TRANSFERS × (2 × TRANSFER_SNDBUF + one message).
+    // The wait is ours, not the client's idling: it lasts while the running transfers move (a stalled
+    // one is cut by its write deadline), and ends if this connection is evicted.
+    let permit = tokio::select! {
+        p = TRANSFER_SLOTS.acquire() => p,
+        _ = lease.evicted() => return false,
+    };
+    let Ok(_permit) = permit else {
+        return false;
+    };
+    cap_send_buffer(stream);
     let built = tokio::task::spawn_blocking(move || xfr.respond(&req, &view)).await;
     let Ok(mut messages) = built else {
         return false;

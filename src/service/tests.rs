@@ -1,5 +1,7 @@
 //! install / uninstall / status against fakes: a recording command runner, a scripted route seam and
 //! probe, and a temporary home and file-system root. Nothing here touches systemd or launchd.
+//! Test-only and one concern: the lifecycle of one installed service through the same fakes, so the
+//! install, uninstall and status cases share their set-up here.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;

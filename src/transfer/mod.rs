@@ -26,13 +26,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use hickory_proto::op::{Message, MessageType, OpCode, ResponseCode};
 use hickory_proto::rr::{DNSClass, RData, RecordType};
-use serde::{Deserialize, Serialize};
 
 pub use acl::Acl;
 use messages::{Head, Messages};
 use source::Source;
 pub use zone_records::Which;
 
+pub use crate::status_file::TransferCountersSnapshot;
 use crate::transport::Transport;
 use crate::wire::{HEADER_LEN, TYPE_AXFR, TYPE_IXFR, TYPE_SOA, u16_at};
 use crate::zone_view::ZoneView;
@@ -55,21 +55,6 @@ pub struct TransferCounters {
     pub tsig_badtime: AtomicU64,
     /// Transfers that could not be served (no generation, a file that does not check out).
     pub failed: AtomicU64,
-}
-
-/// [`TransferCounters`] as the status file holds them (since the server started).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TransferCountersSnapshot {
-    pub axfr: u64,
-    pub ixfr: u64,
-    pub ixfr_as_axfr: u64,
-    pub ixfr_current: u64,
-    pub signed_soa: u64,
-    pub tsig_unsigned: u64,
-    pub tsig_badkey: u64,
-    pub tsig_badsig: u64,
-    pub tsig_badtime: u64,
-    pub failed: u64,
 }
 
 impl TransferCounters {
@@ -222,6 +207,12 @@ impl Transfers {
             let m = messages::response(&req.head, rcode, true);
             Messages::one(m).signed(session())
         };
+        if matches!(req.tsig, Some(tsig::Checked::FormErr)) {
+            // RFC 8945 §5.2.2.1; counted with the bad signatures.
+            tracing::warn!(peer = %req.peer, zone = %req.head.query.name(), "transfer refused: TSIG MAC length (FORMERR)");
+            self.counters.tsig_badsig.fetch_add(1, Ordering::Relaxed);
+            return error(ResponseCode::FormErr);
+        }
         if let Some(refusal) = req.tsig.as_ref().and_then(tsig::Checked::refusal) {
             let why = refusal.map_or("unsigned".to_string(), |e| format!("{e:?}"));
             tracing::warn!(peer = %req.peer, zone = %req.head.query.name(), "transfer refused: TSIG {why}");

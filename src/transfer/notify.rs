@@ -1,6 +1,7 @@
 //! NOTIFY (RFC 1996): on every swap, each `serve --notify ADDR:PORT` secondary is told, for the
 //! forward and the reverse zone, that a new serial is there, so it asks for a transfer at once instead
-//! of at its next SOA refresh. Each NOTIFY is retried with back-off until it is acknowledged (a
+//! of at its next SOA refresh. The zones are notified independently (one unanswered never delays the
+//! other) and a failure keeps every zone's error. Each NOTIFY is retried with back-off until it is acknowledged (a
 //! NOTIFY response with our ID) or [`TRIES`] have passed; a newer swap replaces the retries of an older
 //! one. It runs in its own task and only reads the live view, so it never holds up a swap or an answer.
 //! With `--tsig-key` each NOTIFY is signed with the key and the answer must verify with it: a secondary
@@ -15,13 +16,13 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{Name, RecordType};
-use serde::{Deserialize, Serialize};
 use tokio::net::UdpSocket;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::{sleep, timeout};
 
 use super::tsig::Key;
+pub use crate::status_file::SecondaryStatus;
 use crate::zone_view::ZoneView;
 
 /// How often the live serial is looked at.
@@ -30,21 +31,6 @@ pub const POLL: Duration = Duration::from_millis(50);
 pub const TRIES: u32 = 5;
 /// Wait for the first acknowledgement; doubled after each unanswered try (0.5 + 1 + 2 + 4 + 8 s).
 pub const FIRST_WAIT: Duration = Duration::from_millis(500);
-
-/// What the status file says of one secondary.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SecondaryStatus {
-    pub address: SocketAddr,
-    /// The serial of the last NOTIFY it acknowledged, for every zone served.
-    pub acknowledged_serial: Option<u32>,
-    /// The serial being notified, until it is acknowledged or given up.
-    pub pending_serial: Option<u32>,
-    /// The last failure (no answer after every try, or an error rcode); cleared by an acknowledgement.
-    pub last_error: Option<String>,
-    /// NOTIFYs given up since the start (every try unanswered or refused). Absent from older files.
-    #[serde(default)]
-    pub failures: u64,
-}
 
 #[derive(Debug)]
 pub struct Notifier {
@@ -125,12 +111,27 @@ impl Notifier {
             return;
         };
         self.update(i, |s| s.pending_serial = Some(serial));
-        let mut failure = None;
-        for zone in &zones {
-            if let Err(e) = notify_one(target, zone, self.key.as_ref()).await {
-                failure = Some(format!("NOTIFY {zone} serial {serial}: {e}"));
+        // Each zone on its own: one that goes unanswered never holds up the other's NOTIFY, and each
+        // failure is kept. The set is dropped (its tasks aborted) when a newer swap aborts this one.
+        let mut set = tokio::task::JoinSet::new();
+        for zone in zones {
+            let key = self.key.clone();
+            set.spawn(async move {
+                notify_one(target, &zone, key.as_ref())
+                    .await
+                    .map_err(|e| format!("NOTIFY {zone} serial {serial}: {e}"))
+            });
+        }
+        let mut failures = Vec::new();
+        while let Some(done) = set.join_next().await {
+            match done {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(e),
+                Err(e) => failures.push(format!("NOTIFY serial {serial}: {e}")),
             }
         }
+        failures.sort();
+        let failure = (!failures.is_empty()).then(|| crate::text::bound(failures.join("; ")));
         match failure {
             None => {
                 tracing::info!(secondary = %target, serial, "NOTIFY acknowledged");

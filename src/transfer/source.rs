@@ -1,12 +1,14 @@
-//! The generation a transfer reads: the stored file of the live view's serial, checked to hold the
-//! same records (its record digest is the view's), so a transfer sends exactly what queries see at
-//! that serial. The last one read is kept, so concurrent and repeated transfers of one serial share it.
+//! The generation a transfer reads: the stored file of the live view's serial, read through the store's
+//! one verified path ([`StateDir::generation`]: every check serving applies, the file held to its name)
+//! and checked to hold the same records (its record digest is the view's), so a transfer sends exactly
+//! what queries see at that serial. The last one read is kept, so concurrent and repeated transfers of
+//! one serial share it.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::generation::Generation;
-use crate::store::{self, StateDir};
+use crate::store::StateDir;
 
 #[derive(Debug)]
 pub struct Source {
@@ -48,16 +50,12 @@ impl Source {
         Ok(g)
     }
 
-    /// Any stored generation by serial (for IXFR's history), not cached.
+    /// Any stored generation by serial (for IXFR's history), not cached: through the store's one
+    /// verified path, so a file whose content is not the serial its name says is never sent.
     pub fn read(&self, serial: u32) -> Result<Generation, String> {
-        let dir = StateDir::open(&self.state_dir, false).map_err(|e| e.to_string())?;
-        let list = dir.list().map_err(|e| e.to_string())?;
-        let path = list
-            .iter()
-            .find(|(s, _)| *s == serial)
-            .map(|(_, p)| p)
-            .ok_or_else(|| format!("generation {serial} is not stored"))?;
-        store::read_generation(path).map_err(|e| format!("generation {serial} {e}"))
+        StateDir::open(&self.state_dir, false)
+            .map_err(|e| e.to_string())?
+            .generation(serial)
     }
 
     /// Serials stored, newest first.

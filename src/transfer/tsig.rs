@@ -12,21 +12,67 @@
 use std::fs::OpenOptions;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use hickory_proto::op::Message;
 pub use hickory_proto::rr::rdata::tsig::TsigError;
-use hickory_proto::rr::rdata::tsig::{TSIG, TsigAlgorithm, make_tsig_record};
-use hickory_proto::rr::{Name, TSigResponseContext, TSigVerifier, TSigner};
+use hickory_proto::rr::rdata::tsig::{
+    TSIG, TsigAlgorithm, make_tsig_record, signed_bitmessage_to_buf,
+};
+use hickory_proto::rr::{Name, Record, TSigResponseContext, TSigVerifier, TSigner};
 
-/// Seconds of clock difference accepted (RFC 8945 §10 recommends 300).
+/// Seconds of clock difference accepted (RFC 8945 §10 recommends 300): the fudge we sign with, and
+/// the most of a request's own fudge we accept.
 const FUDGE: u16 = 300;
+/// hmac-sha256's MAC, and the shortest truncation RFC 8945 §5.2.2.1 allows: max(10, 32 / 2).
+const MAC_LEN: usize = 32;
+const MIN_MAC_LEN: usize = 16;
 /// A key file is a few lines; anything larger is not one.
 const MAX_FILE: u64 = 64 * 1024;
+
+/// Valid requests remembered per key at the newest Time Signed (and the second before): beyond it,
+/// a key holder sending that many in two seconds is refused until the clock moves on.
+const MAX_REMEMBERED: usize = 4096;
+/// How far a Time Signed may lag the newest seen: two secondaries sharing a key may sign across a
+/// second's edge and arrive in the other order. Every request in that lag is remembered by its MAC,
+/// so a replay within it is still refused.
+const REORDER_SLACK: u64 = 1;
 
 #[derive(Clone)]
 pub struct Key {
     signer: TSigner,
+    seen: Arc<Mutex<Seen>>,
+}
+
+/// RFC 8945 §5.2.3's replay record of one key: the newest Time Signed of a valid request, and the MACs
+/// of the valid requests signed from [`REORDER_SLACK`] before it on.
+#[derive(Debug, Default)]
+struct Seen {
+    newest: u64,
+    macs: Vec<(u64, Vec<u8>)>,
+}
+
+impl Seen {
+    /// Records a valid request; `Err` why it is a replay.
+    fn admit(&mut self, time: u64, mac: &[u8]) -> Result<(), &'static str> {
+        if time + REORDER_SLACK < self.newest {
+            return Err("older than the newest Time Signed seen with this key");
+        }
+        if self.macs.iter().any(|(_, m)| m == mac) {
+            return Err("an exact repeat of a request already answered");
+        }
+        if time > self.newest {
+            self.newest = time;
+            let floor = time - REORDER_SLACK.min(time);
+            self.macs.retain(|(t, _)| *t >= floor);
+        }
+        if self.macs.len() >= MAX_REMEMBERED {
+            return Err("one of too many requests signed within two seconds");
+        }
+        self.macs.push((time, mac.to_vec()));
+        Ok(())
+    }
 }
 
 /// Never prints the secret.
@@ -41,6 +87,8 @@ impl std::fmt::Debug for Key {
 pub enum Checked {
     /// Valid: sign the response with the request's MAC.
     Valid { mac: Vec<u8>, id: u16 },
+    /// A MAC longer than the hash or shorter than §5.2.2.1 allows: FORMERR, unsigned.
+    FormErr,
     /// NOTAUTH with this TSIG error (and, for BADTIME, a signed response).
     Refused {
         error: TsigError,
@@ -59,7 +107,7 @@ impl Checked {
     /// `None` when valid; else the refusal: `Some(None)` unsigned, `Some(Some(e))` TSIG error `e`.
     pub fn refusal(&self) -> Option<Option<&TsigError>> {
         match self {
-            Checked::Valid { .. } => None,
+            Checked::Valid { .. } | Checked::FormErr => None,
             Checked::Refused { error, .. } => Some(Some(error)),
             Checked::Unsigned => Some(None),
         }
@@ -128,7 +176,10 @@ impl Key {
             .map_err(|e| format!("--tsig-key {shown}: key name {name:?}: {e}"))?;
         let signer = TSigner::new(secret, TsigAlgorithm::HmacSha256, name, FUDGE)
             .map_err(|e| format!("--tsig-key {shown}: {e}"))?;
-        Ok(Key { signer })
+        Ok(Key {
+            signer,
+            seen: Arc::default(),
+        })
     }
 
     pub fn name(&self) -> &Name {
@@ -159,17 +210,49 @@ impl Key {
         {
             return refused(TsigError::BadKey, Vec::new());
         }
-        match self.signer.verify_message_byte(msg, None, true) {
-            Err(_) => refused(TsigError::BadSig, Vec::new()),
-            Ok((mac, _, range)) if !range.contains(&now()) => refused(TsigError::BadTime, mac),
-            Ok((mac, _, _)) => Checked::Valid { mac, id },
+        // RFC 8945 §5.2: the MAC (its length first), then the time, then replays. The MAC is
+        // checked here, not by hickory's verify (it refuses every truncation as a bad signature and
+        // computes the time window from the request's own fudge).
+        let Ok((tbv, record)) = signed_bitmessage_to_buf(msg, None, true) else {
+            return refused(TsigError::BadSig, Vec::new());
+        };
+        let mac = &record.data.mac;
+        if mac.len() > MAC_LEN || mac.len() < MIN_MAC_LEN {
+            return Checked::FormErr;
+        }
+        let Ok(full) = self.signer.sign(&tbv) else {
+            return refused(TsigError::BadSig, Vec::new());
+        };
+        if !same_bytes(&full[..mac.len()], mac) {
+            return refused(TsigError::BadSig, Vec::new());
+        }
+        if mac.len() < MAC_LEN {
+            // Valid but truncated: below our policy (§5.2.4).
+            return refused(TsigError::BadTrunc, Vec::new());
+        }
+        let time = record.data.time;
+        let window = u64::from(record.data.fudge.min(FUDGE));
+        if time.abs_diff(now()) > window {
+            return refused(TsigError::BadTime, mac.clone());
+        }
+        let admitted = match self.seen.lock() {
+            Ok(mut seen) => seen.admit(time, mac),
+            Err(_) => Err("the replay record is poisoned"),
+        };
+        if let Err(why) = admitted {
+            tracing::warn!(key = %sig.name, time, "TSIG replay refused: {why}");
+            return refused(TsigError::BadTime, mac.clone());
+        }
+        Checked::Valid {
+            mac: mac.clone(),
+            id,
         }
     }
 
     /// The signature state of one transfer's responses; `None` for an unsigned request.
     pub fn session(&self, checked: &Checked) -> Option<Session> {
         let (id, mac, key, error, time) = match checked {
-            Checked::Unsigned => return None,
+            Checked::Unsigned | Checked::FormErr => return None,
             Checked::Valid { mac, id } => (*id, mac, self.name(), None, now()),
             Checked::Refused {
                 error,
@@ -221,32 +304,18 @@ impl Session {
             Some(TsigError::BadKey) => {
                 TSigResponseContext::unknown_key(self.id, self.time, self.key.clone())
                     .sign(&unsigned)
+                    .map_err(|e| e.to_string())?
             }
             Some(TsigError::BadSig) => {
                 TSigResponseContext::bad_signature(self.id, self.time, self.signer.clone())
                     .sign(&unsigned)
+                    .map_err(|e| e.to_string())?
             }
-            Some(TsigError::BadTime) => {
-                let now = now().to_be_bytes()[2..].to_vec();
-                let stub = TSIG::new(
-                    TsigAlgorithm::HmacSha256,
-                    self.time,
-                    FUDGE,
-                    Vec::new(),
-                    self.id,
-                    Some(TsigError::BadTime),
-                    now,
-                );
-                let tbs = self
-                    .signer
-                    .encode_response_tbs(&self.prior, &unsigned, &stub)
-                    .map_err(|e| e.to_string())?;
-                let mac = self.signer.sign(&tbs).map_err(|e| e.to_string())?;
-                Ok(Box::new(make_tsig_record(
-                    self.signer.signer_name().clone(),
-                    stub.set_mac(mac),
-                )))
+            // An error about the MAC: unsigned, as BADSIG (§5.3.2).
+            Some(TsigError::BadTrunc) => {
+                self.record(Vec::new(), Some(TsigError::BadTrunc), Vec::new())
             }
+            Some(TsigError::BadTime) => self.bad_time(&unsigned)?,
             _ if self.first => TSigResponseContext::new(
                 self.id,
                 self.time,
@@ -254,7 +323,8 @@ impl Session {
                 self.prior.clone(),
                 self.error,
             )
-            .sign(&unsigned),
+            .sign(&unsigned)
+            .map_err(|e| e.to_string())?,
             _ => {
                 // §5.3.1: prior MAC (with its length), the message, then the timers only.
                 let mut tbs = Vec::with_capacity(unsigned.len() + self.prior.len() + 10);
@@ -264,27 +334,57 @@ impl Session {
                 tbs.extend_from_slice(&self.time.to_be_bytes()[2..]);
                 tbs.extend_from_slice(&FUDGE.to_be_bytes());
                 let mac = self.signer.sign(&tbs).map_err(|e| e.to_string())?;
-                let tsig = TSIG::new(
-                    TsigAlgorithm::HmacSha256,
-                    self.time,
-                    FUDGE,
-                    mac,
-                    self.id,
-                    None,
-                    Vec::new(),
-                );
-                Ok(Box::new(make_tsig_record(
-                    self.signer.signer_name().clone(),
-                    tsig,
-                )))
+                self.record(mac, None, Vec::new())
             }
-        }
-        .map_err(|e| e.to_string())?;
+        };
         self.prior = record.data.mac.clone();
         self.first = false;
         m.signature = Some(record);
         Ok(())
     }
+
+    /// BADTIME: signed over the request's MAC, the request's time repeated and ours (48 bits) in the
+    /// other data (§5.2.3).
+    fn bad_time(&self, unsigned: &[u8]) -> Result<Box<Record<TSIG>>, String> {
+        let now = now().to_be_bytes()[2..].to_vec();
+        let stub = TSIG::new(
+            TsigAlgorithm::HmacSha256,
+            self.time,
+            FUDGE,
+            Vec::new(),
+            self.id,
+            Some(TsigError::BadTime),
+            now,
+        );
+        let tbs = self
+            .signer
+            .encode_response_tbs(&self.prior, unsigned, &stub)
+            .map_err(|e| e.to_string())?;
+        let mac = self.signer.sign(&tbs).map_err(|e| e.to_string())?;
+        Ok(Box::new(make_tsig_record(
+            self.signer.signer_name().clone(),
+            stub.set_mac(mac),
+        )))
+    }
+
+    /// A TSIG record of ours at the session's time with `mac`, `error` and `other`.
+    fn record(&self, mac: Vec<u8>, error: Option<TsigError>, other: Vec<u8>) -> Box<Record<TSIG>> {
+        let tsig = TSIG::new(
+            TsigAlgorithm::HmacSha256,
+            self.time,
+            FUDGE,
+            mac,
+            self.id,
+            error,
+            other,
+        );
+        Box::new(make_tsig_record(self.signer.signer_name().clone(), tsig))
+    }
+}
+
+/// Compares two MACs in time independent of where they differ.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// (name, algorithm, secret) of the one key in a BIND or Knot key file.

@@ -86,6 +86,22 @@ fn pg_seq_must_be_an_integer() {
         "all:\n  hosts: {10.10.10.10: {pg_cluster: pg-meta, pg_seq: '1'}}\n",
         &["all.hosts[10.10.10.10].pg_seq", "\"1\"", "unquoted integer"],
     );
+    // A number that is not an integer is never shown as one ("is 1" read as if 1 were refused).
+    for written in ["1.0", "1e0", "1.5"] {
+        let r = refused(
+            &format!(
+                "all:\n  hosts: {{10.10.10.10: {{pg_cluster: pg-meta, pg_seq: {written}}}}}\n"
+            ),
+            &["pg_seq", "not an integer"],
+        );
+        let line = r.error_line();
+        assert!(!line.contains("is 1;"), "{written}: {line}");
+        let shown = if written == "1.5" { "1.5" } else { "1.0" };
+        assert!(
+            line.contains(&format!("the number {shown}")),
+            "{written}: {line}"
+        );
+    }
     let r = refused(
         "all:\n  hosts: {10.10.10.10: {pg_cluster: pg-meta, pg_seq: 2147483648}}\n",
         &["pg_seq"],

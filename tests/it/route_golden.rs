@@ -521,7 +521,7 @@ fn route_uninstall_golden_plans_and_results() {
     let mut m = W::new(mac());
     mac_installed(&m, SERVER);
     std::fs::write(
-        m.path("/etc/resolver/.pigsty.test.pigsty-dns-tmp.1.2"),
+        m.path("/etc/resolver/.pigsty.test.pigsty-dns-tmp.12"),
         format!("{}\npartial", files::MARKER),
     )
     .unwrap();

@@ -850,7 +850,7 @@ mod reverse {
     //! text, so the PTRs follow the real canonical-name rule.
 
     use super::*;
-    use pigsty_dns::reverse_view::fixtures::{YAML, view_from};
+    use pigsty_dns::zone_view::fixtures::reverse::{YAML, view_from};
 
     const APEX: &str = "10.10.10.in-addr.arpa.";
 

@@ -199,7 +199,11 @@ pub(crate) fn socket2_bind(from: &str, server: SocketAddr) -> Result<TcpStream, 
 
 /// [`socket2_bind`], with the receive buffer set to `rcvbuf` bytes before the connect (so the window
 /// a client that never reads offers stays that small).
-fn socket_with(from: &str, server: SocketAddr, rcvbuf: Option<i32>) -> Result<TcpStream, String> {
+pub(crate) fn socket_with(
+    from: &str,
+    server: SocketAddr,
+    rcvbuf: Option<i32>,
+) -> Result<TcpStream, String> {
     // std has no bind-before-connect; libc does it on a raw socket.
     use std::os::fd::FromRawFd;
     let ip: std::net::Ipv4Addr = from.parse().map_err(|e| format!("{e}"))?;

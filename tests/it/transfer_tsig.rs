@@ -235,3 +235,111 @@ fn tsig_refusals_are_notauth_with_the_rfc_8945_error() {
     let log = server.log_text();
     assert!(log.contains("transfer refused: TSIG BadTime"), "{log}");
 }
+
+/// An AXFR request signed with `KEY` at `time` with `fudge`, its MAC then changed by `mac` (to test
+/// lengths); the request's bytes.
+fn signed_axfr(id: u16, time: u64, fudge: u16, mac: impl FnOnce(Vec<u8>) -> Vec<u8>) -> Vec<u8> {
+    use hickory_proto::rr::rdata::tsig::{TSIG, make_tsig_record, message_tbs};
+    let key = signer(KEY, SECRET);
+    let mut m = Message::new(id, MessageType::Query, OpCode::Query);
+    m.add_query(Query::query(
+        Name::from_ascii(ZONE).unwrap(),
+        RecordType::AXFR,
+    ));
+    let stub = TSIG::new(
+        TsigAlgorithm::HmacSha256,
+        time,
+        fudge,
+        Vec::new(),
+        id,
+        None,
+        Vec::new(),
+    );
+    let tbs = message_tbs(&m, &stub, key.signer_name()).unwrap();
+    let full = key.sign(&tbs).unwrap();
+    assert_eq!(full.len(), 32);
+    let record = make_tsig_record(key.signer_name().clone(), stub.set_mac(mac(full)));
+    m.signature = Some(Box::new(record));
+    m.to_vec().unwrap()
+}
+
+/// The rcode and TSIG error of the first response to `q`.
+fn outcome(addr: SocketAddr, q: &[u8]) -> (ResponseCode, Option<TsigError>) {
+    let r = Message::from_vec(&first_response(addr, q)).unwrap();
+    let e = r.signature.as_ref().and_then(|s| s.data.error);
+    (r.metadata.response_code, e)
+}
+
+/// RFC 8945 §5.2.2.1: a MAC longer than the hash or shorter than max(10, hash/2) bytes is FORMERR; a
+/// truncated one in between is checked, then refused BADTRUNC (§5.2.4, our policy). §5.2.3: the
+/// accepted fudge is capped at 300 s, the edge inclusive; a request older than the newest seen with
+/// the key, or an exact repeat, is BADTIME (replay).
+#[test]
+fn tsig_mac_length_fudge_cap_and_replays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, state) = (tmp.path(), state_dir(tmp.path()));
+    load_text(dir, &state, &yaml(5, ""));
+    let key_file = dir.join("xfr.key");
+    std::fs::write(
+        &key_file,
+        format!("key \"{KEY}\" {{\n\talgorithm hmac-sha256;\n\tsecret \"{SECRET}\";\n}};\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &key_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    let key = key_file.to_str().unwrap();
+    let args = ["--allow-transfer", "127.0.0.1", "--tsig-key", key];
+    let server = start(dir, &state, &args);
+    let addr = server.addr;
+    let (notauth, formerr) = (ResponseCode::NotAuth, ResponseCode::FormErr);
+
+    // MAC lengths: 33 and 15 and 9 bytes are FORMERR; 16 valid bytes BADTRUNC; 20 wrong ones BADSIG.
+    let t = now();
+    let longer = signed_axfr(10, t, 300, |mut m| {
+        m.push(0);
+        m
+    });
+    assert_eq!(outcome(addr, &longer).0, formerr, "33-byte MAC");
+    for n in [15, 9] {
+        let q = signed_axfr(11, t, 300, |m| m[..n].to_vec());
+        assert_eq!(outcome(addr, &q).0, formerr, "{n}-byte MAC");
+    }
+    let q = signed_axfr(12, t, 300, |m| m[..16].to_vec());
+    assert_eq!(outcome(addr, &q), (notauth, Some(TsigError::BadTrunc)));
+    let q = signed_axfr(13, t, 300, |m| m[..20].iter().map(|b| b ^ 1).collect());
+    assert_eq!(outcome(addr, &q), (notauth, Some(TsigError::BadSig)));
+
+    // The request's own fudge is capped at 300 s: 65,535 with a clock 3,600 s off is BADTIME.
+    let q = signed_axfr(14, now() - 3600, u16::MAX, |m| m);
+    assert_eq!(outcome(addr, &q), (notauth, Some(TsigError::BadTime)));
+    // The edge is inclusive: fudge 0 at the server's own second is in (a second may tick between
+    // signing and checking: a few tries).
+    let in_at_edge = (0..5).any(|i| {
+        let q = signed_axfr(20 + i, now(), 0, |m| m);
+        outcome(addr, &q).0 == ResponseCode::NoError
+    });
+    assert!(in_at_edge, "fudge 0 at the exact time was never accepted");
+
+    // Replays: the same signed request twice, and an older Time Signed after a newer one.
+    let q = signed_axfr(30, now(), 300, |m| m);
+    assert_eq!(outcome(addr, &q).0, ResponseCode::NoError);
+    assert_eq!(
+        outcome(addr, &q),
+        (notauth, Some(TsigError::BadTime)),
+        "an exact repeat"
+    );
+    let q = signed_axfr(31, now() - 10, 300, |m| m);
+    assert_eq!(
+        outcome(addr, &q),
+        (notauth, Some(TsigError::BadTime)),
+        "older than the newest seen"
+    );
+    // A new request still goes through.
+    let q = signed_axfr(32, now(), 300, |m| m);
+    assert_eq!(outcome(addr, &q).0, ResponseCode::NoError);
+    let log = server.log_text();
+    assert!(log.contains("replay"), "{log}");
+}

@@ -13,7 +13,7 @@
 #   pid1-lab.sh user CMD...   run CMD as the test user with its user manager and bus (lingering)
 #   pid1-lab.sh path          print the cached root's directory
 #
-# The cached root ($PID1_CACHE/$SUITE) is never written after it is built: each run boots an overlay
+# The cached root ($PID1_CACHE/$SUITE-<digest of INCLUDE>) is never written after it is built: each run boots an overlay
 # (lower: the cached root, upper: $LAB/upper) mounted in a private mount namespace that lives exactly as
 # long as nspawn, so the host's mount table never sees it. The upper dir survives a stop/start of the
 # container (the "reboot" checks), and is thrown away with $LAB.
@@ -28,6 +28,10 @@
 #                    the host's network namespace) or host
 #   PIGSTY_DNS_BIN   the pigsty-dns binary copied into the root as /usr/local/bin/pigsty-dns (test)
 #   PIGSTY_DNS_RECORDS  zones/pigsty.test.yml (test)
+#   PIGSTY_DNS_DEB   the Debian package built in this run (deploy/debian/build-deb.sh): after the journey
+#                    above, `dpkg -i` it and do the journey again with /usr/bin/pigsty-dns and the
+#                    package's account, then `dpkg -r` and `dpkg -P` (test)
+#   PARTS            all (default) or package: boot, then only the package journey (for working on it)
 #   MIRROR           Debian archive URL for debootstrap (default: the host's own apt sources)
 #   REBUILD=1        build the root again
 #
@@ -65,12 +69,15 @@ PID1_CACHE=${PID1_CACHE:-${TMPDIR:-/tmp}/pigsty-dns-pid1-lab}
 LAB=${LAB:-$PID1_CACHE/run-$SUITE}
 NAME=${NAME:-pid1lab-$SUITE}
 NET=${NET:-private}
-ROOT=$PID1_CACHE/$SUITE
 MERGED=$LAB/merged
 TUSER=tester; TUID=1000
 PORT=5399; UPORT=5398
 SELF=$(readlink -f "$0")
-INCLUDE=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,systemd-resolved,iproute2,procps,sudo,python3-minimal,bind9-dnsutils
+# adduser (the package's Depends), man-db (man -w) and bash-completion: for the package journey
+INCLUDE=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,systemd-resolved,iproute2,procps,sudo,python3-minimal,bind9-dnsutils,adduser,man-db,bash-completion
+# The root's name carries a digest of INCLUDE: checkouts with another package list keep their own
+# cached root instead of rebuilding each other's in turn.
+ROOT=$PID1_CACHE/$SUITE-$(printf %s "$INCLUDE" | sha256sum | cut -c1-8)
 IN_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 die() { echo "pid1-lab: $*" >&2; exit 2; }
 case "$SUITE" in
@@ -273,6 +280,7 @@ setup_machine() {   # the lab's own additions to the "machine", before anything 
 	install -d -m 0755 "$up/usr/local/bin" "$up/srv/lab" "$up/etc/systemd/system/multi-user.target.wants"
 	install -o root -g root -m 0755 "$PIGSTY_DNS_BIN" "$up/usr/local/bin/pigsty-dns"
 	install -o root -g root -m 0644 "$PIGSTY_DNS_RECORDS" "$up/srv/lab/pigsty.test.yml"
+	install -o root -g root -m 0644 "$PIGSTY_DNS_DEB" "$up/srv/lab/pigsty-dns.deb"
 	# The uplink stand-in: resolved uses a link or delegate scope only while some link has a routable
 	# address. The kernel may lack the dummy driver; ifb behaves the same for resolved.
 	cat >"$up/etc/systemd/system/lab-uplink.service" <<'EOF'
@@ -658,6 +666,144 @@ teardown() {
 		"$rc$(diff "$LAB/etc-before" "$LAB/etc-after-2" | head -5)"
 }
 
+# 7. The Debian package built in this run: dpkg -i, the journey with /usr/bin/pigsty-dns and the
+# package's account, then dpkg -r (route first, then the unit, by prerm) and dpkg -P.
+ours_everywhere() {   # every path named *pigsty* outside the lab's own files, the journal and homes
+	cx sh -c 'find / /run -xdev \( -path /proc -o -path /sys -o -path /srv/lab -o -path /home -o -path /var/log/journal \) -prune \
+		-o -name "*pigsty*" -print' | LC_ALL=C sort
+}
+etc_minus_accounts() {   # /etc's fingerprint without the account files (the account is policy's to keep)
+	etc_fingerprint | grep -Ev ' /etc/(passwd|group|shadow|gshadow)-? |/etc/(passwd|group|shadow|gshadow)-?$'
+}
+# prerm's one refusal: a route that no system unit of the package serves (here a hand-run server).
+package_refuses() {
+	local out rc hp=5397
+	cx systemd-run -q --unit=lab-hand-server /usr/bin/pigsty-dns serve --listen 127.0.0.1:$hp \
+		--records /srv/lab/pigsty.test.yml --state-dir /var/tmp/lab-hand
+	local i; for i in $(seq 50); do [ "$(dq $hp pigsty.test SOA | cut -d' ' -f1)" = NOERROR ] && break; sleep 0.2; done
+	out=$(cx pigsty-dns route install --server 127.0.0.1:$hp --yes --check-name meta.pigsty.test \
+		--state-dir /var/tmp/lab-hand 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/pkg-hand-route.log"
+	check "package: a route to a hand-run server (no unit of the package)" "0 $ROUTE_KIND" "$rc $(route_state)"
+	out=$(cx dpkg -r pigsty-dns 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/dpkg-r-refused.log"
+	ok "package: dpkg -r refused by prerm (route with no unit of ours), saying what to run" \
+		"rc $rc: $(grep -m1 'next:' <<<"$out" | cut -c1-70)" \
+		sh -c "[ $rc != 0 ] && grep -q 'refusing removal' '$LAB/logs/dpkg-r-refused.log' && grep -q 'next: sudo /usr/bin/pigsty-dns route uninstall --yes' '$LAB/logs/dpkg-r-refused.log'"
+	# (dpkg keeps the wish to remove, "deinstall", until the next dpkg -r or an install)
+	check "package: after the refusal: still installed, the route still there" "installed $ROUTE_KIND" \
+		"$(cx dpkg-query -W -f '${db:Status-Status}' pigsty-dns) $(route_state)"
+	out=$(cx pigsty-dns route uninstall --yes 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/pkg-hand-route-uninstall.log"
+	cx systemctl stop lab-hand-server.service; cx rm -rf /var/tmp/lab-hand
+	check "package: the route removed as prerm said" "0 none" "$rc $(route_state)"
+}
+package_journey() {
+	local out rc st pid
+	# the journey above made its own account, kept its records and ran the copied binary: the package
+	# starts from nothing, and every bare `pigsty-dns` below is the package's
+	cx userdel pigsty-dns 2>/dev/null; cx rm -rf /var/lib/pigsty-dns /var/lib/pigsty-dns-route /usr/local/bin/pigsty-dns
+	check "package: no pigsty-dns account before dpkg -i" "" "$(cx getent passwd pigsty-dns)"
+	ours_everywhere >"$LAB/pkg-ours-before"
+	etc_minus_accounts >"$LAB/pkg-etc-before"
+	out=$(cx dpkg -i /srv/lab/pigsty-dns.deb 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/dpkg-i.log"
+	check "package: dpkg -i pigsty-dns.deb" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -15
+	check "package: the bare name is the package's binary" /usr/bin/pigsty-dns "$(cx sh -c 'command -v pigsty-dns')"
+	check "package: /usr/bin/pigsty-dns --version names this version" "pigsty-dns $(cx dpkg-query -W -f '${Version}' pigsty-dns | cut -d- -f1)" \
+		"$(cx /usr/bin/pigsty-dns --version | cut -d' ' -f1-2)"
+	local acct; acct=$(cx getent passwd pigsty-dns)
+	ok "package: postinst made the system account (uid < 1000, nologin, no home)" "$acct" \
+		awk -F: -v a="$acct" 'BEGIN { split(a, f, ":"); exit !(f[3] > 0 && f[3] < 1000 && f[7] ~ /nologin$/ && f[6] == "/nonexistent") }'
+	check "package: its own group" "pigsty-dns" "$(cx id -gn pigsty-dns)"
+	check "package: no unit installed, enabled or started by installing" "not-found inactive" \
+		"$(prop pigsty-dns.service LoadState) $(prop pigsty-dns.service ActiveState)"
+	check "package: nothing listens on 5354 or $PORT" "" "$(cx ss -Hlun | awk '$4 ~ /:(5354|'$PORT')$/')"
+	check "package: man -w pigsty-dns" "/usr/share/man/man1/pigsty-dns.1.gz" "$(cx man -w pigsty-dns 2>&1)"
+	check "package: man -w pigsty-dns-route-install (one page per subcommand)" \
+		"/usr/share/man/man1/pigsty-dns-route-install.1.gz" "$(cx man -w pigsty-dns-route-install 2>&1)"
+	# bash-completion loads completions on demand from /usr/share/bash-completion/completions/NAME
+	out=$(cx bash -c '. /usr/share/bash-completion/bash_completion
+		if declare -F _comp_load >/dev/null; then _comp_load pigsty-dns; else __load_completion pigsty-dns; fi
+		complete -p pigsty-dns' 2>&1)
+	ok "package: bash completion, loaded on demand by bash-completion (complete -p pigsty-dns)" "$out" \
+		grep -Eq '^complete .*-F _pigsty__dns( .*)? pigsty-dns$' <<<"$out"
+	out=$(cx bash -c '. /usr/share/bash-completion/bash_completion; __load_completion pigsty-dns 2>/dev/null || _comp_load pigsty-dns
+		COMP_WORDS=(pigsty-dns rou); COMP_CWORD=1; COMP_LINE="pigsty-dns rou"; COMP_POINT=${#COMP_LINE}
+		_pigsty__dns pigsty-dns rou pigsty-dns; printf "%s\n" "${COMPREPLY[@]}"' 2>&1)
+	check "package: bash completes 'pigsty-dns rou' to route" "route" "$out"
+	check "package: zsh and fish completions in their vendor directories" "2" \
+		"$(cx dpkg -L pigsty-dns | grep -cxE '/usr/share/zsh/vendor-completions/_pigsty-dns|/usr/share/fish/vendor_completions.d/pigsty-dns.fish')"
+	check "package: the unit template and the plist as examples" "3" \
+		"$(cx dpkg -L pigsty-dns | grep -cE '^/usr/share/doc/pigsty-dns/examples/(pigsty-dns-system.service|pigsty-dns.service|io.pigsty.dns.plist)$')"
+
+	package_refuses
+	etc_fingerprint >"$LAB/pkg-etc-installed"
+	out=$(cx pigsty-dns service install --system --user pigsty-dns --listen 127.0.0.1:$PORT 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/pkg-install-system.log"
+	check "package: service install --system --user pigsty-dns (no --program: this binary)" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -15
+	st=$(show pigsty-dns.service ActiveState,SubState,UnitFileState,User)
+	check "package: unit active (running), enabled, User=pigsty-dns" \
+		"ActiveState=active;SubState=running;UnitFileState=enabled;User=pigsty-dns" "$st"
+	pid=$(prop pigsty-dns.service MainPID)
+	ok "package: the unit runs /usr/bin/pigsty-dns" "$(cx cat /proc/"$pid"/cmdline 2>/dev/null | tr '\0' ' ' | cut -c1-60)" \
+		grep -q "^/usr/bin/pigsty-dns serve --listen 127.0.0.1:$PORT " <<<"$(cx cat /proc/"$pid"/cmdline | tr '\0' ' ')"
+	# /usr/bin is in every sudo's secure_path: the bare name works (it does not for /usr/local/bin on sid)
+	out=$(cx sudo -u pigsty-dns pigsty-dns load /srv/lab/pigsty.test.yml --state-dir /var/lib/pigsty-dns 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/pkg-load.log"
+	local serial; serial=$(grep -o 'live (serial [0-9]*)' <<<"$out" | grep -o '[0-9]*' | head -1)
+	ok "package: sudo -u pigsty-dns pigsty-dns load FILE --state-dir /var/lib/pigsty-dns -> live" \
+		"rc $rc, serial ${serial:-none}" test "$rc" = 0 -a -n "$serial"
+	out=$(cx pigsty-dns route install --server 127.0.0.1:$PORT --yes --check-name meta.pigsty.test \
+		--state-dir /var/lib/pigsty-dns 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/pkg-route-install.log"
+	check "package: route install --server 127.0.0.1:$PORT" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -15
+	check "package: getent ahostsv4 meta.pigsty.test through the route" 10.10.10.10 "$(ge meta.pigsty.test)"
+	out=$(cx pigsty-dns route status 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/pkg-route-status.log"
+	check "package: route status all ok" "0 0" "$rc $(grep -c '^FAIL' <<<"$out")"
+	# the leftover search below must be able to see what is ours: it finds it while installed
+	check "package: the search for leftovers finds the binary, the unit, the records and the route journal" 4 \
+		"$(ours_everywhere | grep -cxE '/usr/bin/pigsty-dns|/etc/systemd/system/pigsty-dns.service|/var/lib/pigsty-dns|/var/lib/pigsty-dns-route')"
+
+	out=$(cx dpkg -r pigsty-dns 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/dpkg-r.log"
+	check "package: dpkg -r pigsty-dns (prerm takes down the route, then the unit)" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -15
+	ok "package: prerm removed the route before the unit" \
+		"$(grep -n -E 'route uninstall|disable --now' <<<"$out" | cut -c1-50 | paste -sd'|' -)" \
+		awk '/route uninstall/ && !r { r = NR } /disable --now/ && !d { d = NR } END { exit !(r && d && r < d) }' <<<"$out"
+	check "package -r: no route in resolved" none "$(route_state)"
+	check "package -r: getent finds nothing" "" "$(ge meta.pigsty.test)"
+	check "package -r: no unit (file and systemd)" "no not-found" \
+		"$(cx test -e /etc/systemd/system/pigsty-dns.service && echo yes || echo no) $(prop pigsty-dns.service LoadState)"
+	check "package -r: no pigsty-dns process" "" "$(cx pgrep -a -f '^/usr/bin/pigsty-dns')"
+	check "package -r: binary, man pages and completions gone" "" \
+		"$(cx sh -c 'ls -d /usr/bin/pigsty-dns /usr/share/man/man1/pigsty-dns* /usr/share/bash-completion/completions/pigsty-dns 2>/dev/null')"
+	check "package -r: no journal of ours (the unit logs to the system journal, which keeps its lines)" "" \
+		"$(cx sh -c 'ls -d /var/log/journal/*/*pigsty* /run/log/journal/*/*pigsty* /var/log/*pigsty* 2>/dev/null')"
+	check "package -r: policy keeps the account and the records (config-files state)" \
+		"pigsty-dns yes deinstall ok config-files" \
+		"$(cx id -un pigsty-dns) $(cx test -d /var/lib/pigsty-dns/generations && echo yes || echo no) $(cx dpkg-query -W -f '${Status}' pigsty-dns)"
+	etc_fingerprint >"$LAB/pkg-etc-removed"
+	check "package -r: /etc as after dpkg -i (the unit and the route left no trace)" "" \
+		"$(diff "$LAB/pkg-etc-installed" "$LAB/pkg-etc-removed" | head -10)"
+
+	out=$(cx dpkg -P pigsty-dns 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/dpkg-P.log"
+	check "package: dpkg -P pigsty-dns" 0 "$rc"
+	check "package -P: not known to dpkg any more" "" "$(cx dpkg-query -W -f '${Status}' pigsty-dns 2>/dev/null)"
+	check "package -P: the records are gone" "no" "$(cx test -e /var/lib/pigsty-dns && echo yes || echo no)"
+	check "package -P: policy keeps the account" "pigsty-dns" "$(cx id -un pigsty-dns)"
+	check "package -P: nothing named *pigsty* left that was not there before dpkg -i" "" \
+		"$(ours_everywhere | diff "$LAB/pkg-ours-before" - | head -10)"
+	check "package -P: /etc as before dpkg -i, but for the account files" "" \
+		"$(etc_minus_accounts | diff "$LAB/pkg-etc-before" - | head -10)"
+}
+
 host_fingerprint() {   # the host's side: nothing of the journey may reach it
 	sha256sum /etc/resolv.conf /etc/nsswitch.conf /etc/passwd /etc/group 2>/dev/null
 	find /etc/systemd -type f -exec sha256sum {} + 2>/dev/null | sort -k2
@@ -671,6 +817,7 @@ test_run() {
 	for t in unshare nsenter setsid systemd-nspawn flock awk sha256sum pgrep; do command -v "$t" >/dev/null || die "missing $t"; done
 	[ -x "${PIGSTY_DNS_BIN:-}" ] || die "set PIGSTY_DNS_BIN to the pigsty-dns binary"
 	[ -f "${PIGSTY_DNS_RECORDS:-}" ] || die "set PIGSTY_DNS_RECORDS to zones/pigsty.test.yml"
+	[ -f "${PIGSTY_DNS_DEB:-}" ] || die "set PIGSTY_DNS_DEB to the package (deploy/debian/build-deb.sh prints its path)"
 	local t0=$SECONDS
 	build
 	echo "# root ready: $ROOT (systemd $(root_version)) in $((SECONDS - t0)) s"
@@ -688,13 +835,16 @@ test_run() {
 	start || exit 2
 	echo "# systemd $(cx systemctl --version | head -1 | cut -d' ' -f2-) in a $SUITE container, network: $NET, $(cx uname -r)"
 	boot_sane first
-	system_unit
-	load_and_status
-	restarts
-	user_unit
-	route_install
-	container_restart
-	teardown
+	if [ "${PARTS:-all}" = all ]; then
+		system_unit
+		load_and_status
+		restarts
+		user_unit
+		route_install
+		container_restart
+		teardown
+	fi
+	package_journey
 	stop
 	trap - EXIT
 	if host_fingerprint | diff - "$LAB/host-before" >/dev/null; then

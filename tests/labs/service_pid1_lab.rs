@@ -6,8 +6,11 @@
 //! `kill -9` and a taken port (exit 6, back-off or start limit), the user unit through
 //! `systemctl --user` with lingering, `route install` with the real resolved of the suite, a container
 //! restart (unit and route come back), `service uninstall --with-route` (route first, /etc
-//! byte-identical). Both suites: bookworm (systemd 252, resolved-link with networkd) and sid
-//! (systemd >= 258, resolved-delegate).
+//! byte-identical). Then the Debian package built in the same run (`$PIGSTY_DNS_DEB`, from
+//! deploy/debian/build-deb.sh; .ci/run builds it first): `dpkg -i`, `man -w`, bash completion, the
+//! journey again with /usr/bin/pigsty-dns and the package's account, `dpkg -r` (prerm: route first,
+//! then the unit) and `dpkg -P`, with what policy keeps (the account; the records on -r). Both suites:
+//! bookworm (systemd 252, resolved-link with networkd) and sid (systemd >= 258, resolved-delegate).
 //!
 //! The binary is this test build's, or `$PIGSTY_DNS_LAB_BIN` (e.g. target/release/pigsty-dns).
 //!
@@ -60,6 +63,37 @@ const EVERY_SUITE: &[&str] = &[
     "PASS: a second uninstall is harmless",
     "PASS: host:",
     "PASS: the cached",
+    "PASS: package: dpkg -i pigsty-dns.deb",
+    "PASS: package: the bare name is the package's binary",
+    "PASS: package: postinst made the system account",
+    "PASS: package: no unit installed, enabled or started by installing",
+    "PASS: package: man -w pigsty-dns [/usr/share/man/man1/pigsty-dns.1.gz]",
+    "PASS: package: bash completion, loaded on demand by bash-completion",
+    "PASS: package: bash completes 'pigsty-dns rou' to route",
+    "PASS: package: a route to a hand-run server (no unit of the package)",
+    "PASS: package: dpkg -r refused by prerm (route with no unit of ours), saying what to run",
+    "PASS: package: after the refusal: still installed, the route still there",
+    "PASS: package: the route removed as prerm said",
+    "PASS: package: service install --system --user pigsty-dns",
+    "PASS: package: the unit runs /usr/bin/pigsty-dns",
+    "PASS: package: sudo -u pigsty-dns pigsty-dns load FILE",
+    "PASS: package: route install --server",
+    "PASS: package: getent ahostsv4 meta.pigsty.test through the route [10.10.10.10]",
+    "PASS: package: route status all ok",
+    "PASS: package: the search for leftovers finds the binary, the unit, the records and the route journal",
+    "PASS: package: dpkg -r pigsty-dns (prerm takes down the route, then the unit)",
+    "PASS: package: prerm removed the route before the unit",
+    "PASS: package -r: no route in resolved",
+    "PASS: package -r: no unit (file and systemd)",
+    "PASS: package -r: no pigsty-dns process",
+    "PASS: package -r: no journal of ours",
+    "PASS: package -r: policy keeps the account and the records",
+    "PASS: package -r: /etc as after dpkg -i",
+    "PASS: package: dpkg -P pigsty-dns",
+    "PASS: package -P: the records are gone",
+    "PASS: package -P: policy keeps the account",
+    "PASS: package -P: nothing named *pigsty* left",
+    "PASS: package -P: /etc as before dpkg -i, but for the account files",
 ];
 
 /// Runs the journey on one suite; `Err` with the script's output when anything failed.
@@ -67,6 +101,7 @@ fn run_suite(
     script: &Path,
     bin: &Path,
     records: &Path,
+    deb: &Path,
     suite: &str,
     specific: &[&str],
 ) -> Result<(), String> {
@@ -86,6 +121,7 @@ fn run_suite(
         .env("LAB", &guard.lab)
         .env("PIGSTY_DNS_BIN", bin)
         .env("PIGSTY_DNS_RECORDS", records)
+        .env("PIGSTY_DNS_DEB", deb)
         .output()
         .map_err(|e| format!("run {}: {e}", script.display()))?;
     drop(guard);
@@ -131,12 +167,21 @@ fn service_and_route_under_systemd_as_pid1() {
     let records = manifest.join("zones/pigsty.test.yml");
     let bin =
         std::env::var_os("PIGSTY_DNS_LAB_BIN").map_or_else(|| PathBuf::from(BIN), PathBuf::from);
+    // The package is built before the tests (it takes a release build): a missing one is a failure.
+    let deb = std::env::var_os("PIGSTY_DNS_DEB").map(PathBuf::from);
+    let deb = deb.filter(|d| d.is_file()).unwrap_or_else(|| {
+        panic!(
+            "PIGSTY_DNS_E2E=1: set PIGSTY_DNS_DEB to the package: PIGSTY_DNS_DEB=$(deploy/debian/build-deb.sh) (got {:?})",
+            std::env::var_os("PIGSTY_DNS_DEB")
+        )
+    });
     // Both suites run, one after the other (the restart timings are measured), even if one fails.
     let results = [
         run_suite(
             &script,
             &bin,
             &records,
+            &deb,
             "bookworm",
             &[
                 "PASS: route status: the adapter for systemd 252",
@@ -150,6 +195,7 @@ fn service_and_route_under_systemd_as_pid1() {
             &script,
             &bin,
             &records,
+            &deb,
             "sid",
             &[
                 "[resolved-delegate]",

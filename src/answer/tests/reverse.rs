@@ -3,7 +3,7 @@
 //! text, so the PTR targets come from the real canonical-name rule.
 
 use super::*;
-use crate::reverse_view::fixtures::{view as reverse_view, view_from};
+use crate::zone_view::fixtures::reverse::{view as reverse_view, view_from};
 
 const APEX: &str = "10.10.10.in-addr.arpa.";
 const SERIAL: u32 = 9;

@@ -1,0 +1,326 @@
+//! The crate's files import each other without circles: each `use crate::…`, `super::…`, `self::…` or
+//! child-module path in a file's code (before its first `#[cfg(test)]`) is an edge to the file that
+//! holds the module it names, and no set of files may reach itself. A child using its own parent or
+//! ancestor is not an edge: a folder is one concern and its `mod.rs` is the child's context. It reads the
+//! source text, not the compiler's view, so it is kept simple: string literals and `//` comments are
+//! dropped first, and a path is resolved to the longest module prefix that has a file.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+type Module = Vec<String>;
+
+#[test]
+fn no_file_level_import_circles_under_src() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let circles = circles(&src);
+    assert!(
+        circles.is_empty(),
+        "{} import circle(s) under src/:\n{}",
+        circles.len(),
+        circles
+            .iter()
+            .map(|c| format!("  {}", c.join(" ↔ ")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// The checker finds a circle when there is one (so the test above can fail).
+#[test]
+fn the_checker_sees_a_circle() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |p: &str, t: &str| {
+        let p = dir.path().join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, t).unwrap();
+    };
+    write("lib.rs", "pub mod a;\npub mod b;\npub mod c;\n");
+    write("a.rs", "use crate::b::{self, X};\n// use crate::c;\n");
+    write("b/mod.rs", "pub mod inner;\nuse inner::Y;\n");
+    write(
+        "b/inner.rs",
+        "use super::Z;\nfn f() { let _ = \"crate::c\"; crate::a::g(); }\n",
+    );
+    write(
+        "c.rs",
+        "use crate::a;\n#[cfg(test)]\nmod tests { use crate::c; }\n",
+    );
+    assert_eq!(
+        circles(dir.path()),
+        vec![vec![
+            "a.rs".to_string(),
+            "b/inner.rs".into(),
+            "b/mod.rs".into()
+        ]]
+    );
+}
+
+/// Every circle (strongly connected set of more than one file), each as sorted paths relative to `src`.
+fn circles(src: &Path) -> Vec<Vec<String>> {
+    let mut files = BTreeMap::new();
+    collect(src, src, &mut files);
+    let edges: BTreeMap<Module, BTreeSet<Module>> = files
+        .iter()
+        .map(|(m, p)| (m.clone(), imports(m, &code(p), &files)))
+        .collect();
+    let mut out: Vec<Vec<String>> = strongly_connected(&edges)
+        .into_iter()
+        .filter(|c| c.len() > 1)
+        .map(|c| {
+            let mut names: Vec<String> = c
+                .iter()
+                .map(|m| {
+                    files[m]
+                        .strip_prefix(src)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            names.sort();
+            names
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Each `.rs` file under `dir` by its module path (`lib.rs` is the root; `main.rs` is another crate).
+fn collect(root: &Path, dir: &Path, files: &mut BTreeMap<Module, PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect(root, &path, files);
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let rel = path.strip_prefix(root).unwrap().with_extension("");
+        let mut module: Module = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        match module.last().map(String::as_str) {
+            Some("main") if module.len() == 1 => continue,
+            Some("lib") if module.len() == 1 => module.clear(),
+            Some("mod") => {
+                module.pop();
+            }
+            _ => {}
+        }
+        files.insert(module, path);
+    }
+}
+
+/// The file's code before its first `#[cfg(test)]`, without string literals and `//` comments.
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        let mut chars = line.chars().peekable();
+        let mut in_str = false;
+        while let Some(c) = chars.next() {
+            match (in_str, c) {
+                (true, '\\') => {
+                    chars.next();
+                }
+                (true, '"') => in_str = false,
+                (true, _) => {}
+                (false, '"') => in_str = true,
+                (false, '/') if chars.peek() == Some(&'/') => break,
+                (false, _) => out.push(c),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The modules (other than itself and its ancestors) whose files `module`'s code names.
+fn imports(module: &Module, code: &str, files: &BTreeMap<Module, PathBuf>) -> BTreeSet<Module> {
+    let mut paths = Vec::new();
+    let mut rest = code;
+    while let Some(at) = find_word(rest, "use") {
+        let stmt = &rest[at + 3..];
+        let end = stmt.find(';').unwrap_or(stmt.len());
+        paths.extend(expand(&stmt[..end]));
+        rest = &stmt[end..];
+    }
+    paths.extend(inline_paths(code));
+    paths
+        .iter()
+        .filter_map(|p| resolve(module, p, files))
+        .filter(|target| !module.starts_with(target))
+        .collect()
+}
+
+/// Where `word` starts as a whole word in `text`.
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut from = 0;
+    while let Some(i) = text[from..].find(word) {
+        let at = from + i;
+        let before = text[..at].chars().next_back().is_none_or(|c| !ident(c));
+        let after = text[at + word.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !ident(c));
+        if before && after {
+            return Some(at);
+        }
+        from = at + word.len();
+    }
+    None
+}
+
+/// A use tree (`crate::a::{self, b::C, d as e}`) as its full paths.
+fn expand(tree: &str) -> Vec<Vec<String>> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        let path = tree.split(" as ").next().unwrap_or("");
+        return vec![segments(path)];
+    };
+    let prefix = segments(&tree[..open]);
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    parts
+        .into_iter()
+        .filter(|p| !p.trim().is_empty())
+        .flat_map(expand)
+        .map(|sub| {
+            let mut full = prefix.clone();
+            if sub != ["self"] {
+                full.extend(sub);
+            }
+            full
+        })
+        .collect()
+}
+
+fn segments(path: &str) -> Vec<String> {
+    path.split("::")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// `crate::…`, `super::…` and `self::…` paths written in code outside `use` lines.
+fn inline_paths(code: &str) -> Vec<Vec<String>> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
+    let mut out = Vec::new();
+    for start in ["crate::", "super::", "self::"] {
+        let mut from = 0;
+        while let Some(i) = code[from..].find(start) {
+            let at = from + i;
+            let fresh = code[..at].chars().next_back().is_none_or(|c| !ident(c));
+            let len = code[at..]
+                .find(|c: char| !ident(c))
+                .unwrap_or(code.len() - at);
+            if fresh {
+                out.push(segments(&code[at..at + len]));
+            }
+            from = at + len;
+        }
+    }
+    out
+}
+
+/// The module whose file holds what `path`, written in `module`, names.
+fn resolve(module: &Module, path: &[String], files: &BTreeMap<Module, PathBuf>) -> Option<Module> {
+    let (mut full, rest): (Module, &[String]) = match path.first().map(String::as_str) {
+        Some("crate") => (Vec::new(), &path[1..]),
+        Some("self") => (module.clone(), &path[1..]),
+        Some("super") => {
+            let mut base = module.clone();
+            let ups = path.iter().take_while(|s| *s == "super").count();
+            base.truncate(base.len().saturating_sub(ups));
+            (base, &path[ups..])
+        }
+        Some(first) => {
+            let mut child = module.clone();
+            child.push(first.to_string());
+            if !files.contains_key(&child) {
+                return None;
+            }
+            (module.clone(), path)
+        }
+        None => return None,
+    };
+    full.extend(rest.iter().cloned());
+    (0..=full.len())
+        .rev()
+        .map(|n| full[..n].to_vec())
+        .find(|m| files.contains_key(m))
+}
+
+/// Tarjan's strongly connected components of the import graph.
+fn strongly_connected(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
+    struct State<'a> {
+        edges: &'a BTreeMap<Module, BTreeSet<Module>>,
+        index: BTreeMap<&'a Module, (usize, usize)>,
+        stack: Vec<&'a Module>,
+        on_stack: BTreeSet<&'a Module>,
+        out: Vec<Vec<Module>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, v: &'a Module) {
+        let n = s.index.len();
+        s.index.insert(v, (n, n));
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        for w in &s.edges[v] {
+            let Some((w, _)) = s.edges.get_key_value(w) else {
+                continue;
+            };
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let low = s.index[w].1.min(s.index[v].1);
+                s.index.get_mut(v).unwrap().1 = low;
+            } else if s.on_stack.contains(w) {
+                let low = s.index[w].0.min(s.index[v].1);
+                s.index.get_mut(v).unwrap().1 = low;
+            }
+        }
+        if s.index[v].0 == s.index[v].1 {
+            let mut component = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack.remove(w);
+                component.push(w.clone());
+                if w == v {
+                    break;
+                }
+            }
+            s.out.push(component);
+        }
+    }
+    let mut s = State {
+        edges,
+        index: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !s.index.contains_key(v) {
+            visit(&mut s, v);
+        }
+    }
+    s.out
+}
