@@ -174,6 +174,9 @@ pub struct LoadArgs {
     /// Fail (exit 5) unless a server is serving the new serial within about 5 s.
     #[arg(long)]
     pub require_live: bool,
+    /// Then poll this host's resolver (getent ahostsv4; macOS dscacheutil) for each changed name until it shows the new answer, at most the cache bound + 5 s; exit 5 if one does not.
+    #[arg(long)]
+    pub wait_visible: bool,
     #[command(flatten)]
     pub state: StateArgs,
 }

@@ -68,6 +68,7 @@ fn load(a: &LoadArgs) -> Result<Report, AppError> {
         dry_run: a.dry_run,
         server: a.server,
         require_live: a.require_live,
+        wait_visible: a.wait_visible,
     })
 }
 

@@ -29,6 +29,8 @@ pub struct LoadOptions<'a> {
     pub server: Option<SocketAddr>,
     /// `--require-live`: exit 5 unless a server serves the new serial.
     pub require_live: bool,
+    /// `--wait-visible`: poll this host's native path for every changed name (commands/visible.rs).
+    pub wait_visible: bool,
 }
 
 /// Validates and stores; the report, and the generation when one was stored.
@@ -74,7 +76,12 @@ pub fn run(o: &LoadOptions<'_>) -> Result<Report, AppError> {
     let addr = status_file::server_addr(o.server, Some(&root));
     // Without --server, only a server recorded as running for this state dir can serve it.
     let known = o.server.is_some() || status_file::running(&root).is_some();
-    confirm_live(report, &g, addr, &root, o.zone, known, o.require_live)
+    let mut report = confirm_live(report, &g, addr, &root, o.zone, known, o.require_live)?;
+    super::visible::after_live(&mut report, &g);
+    if o.wait_visible {
+        return super::visible::wait_visible(report, &g);
+    }
+    Ok(report)
 }
 
 fn check_ttls(ttl: u32, negative: u32) -> Result<(), AppError> {

@@ -9,6 +9,7 @@ pub mod load;
 pub mod report;
 pub mod rollback;
 pub mod status;
+pub mod visible;
 
 pub use export::{ExportFormat, ZoneOf};
 pub use load::LoadOptions;

@@ -11,6 +11,7 @@ use super::adapter::AdapterName;
 use super::adapter::Step;
 use super::context::{Ctx, needs_root};
 use super::files::{self, Existing};
+use super::hosts_view::{self, View};
 use super::journal::{self, Journal, JournalFile, State};
 use super::lifecycle;
 use super::live::{self, Live, NoLive};
@@ -18,6 +19,7 @@ use super::plan::{self, Plan, Request};
 use super::verify::{self, Check};
 use crate::digest::sha256_hex;
 use crate::error::{AppError, Class};
+use crate::hosts::Summary;
 use crate::output::{FORMAT, Report, now_rfc3339};
 use crate::status_file;
 use crate::sys::fs as sys_fs;
@@ -27,14 +29,17 @@ struct InstallReport<'a> {
     format: u32,
     result: &'a str,
     plan: &'a Plan,
+    /// What answers before the zone (issue 23): the fields of `route status --json`'s `hosts`.
+    hosts: &'a Summary,
     checks: &'a [Check],
 }
 
-fn report(result: &str, plan: &Plan, checks: &[Check], text: String) -> Report {
+fn report(result: &str, plan: &Plan, hosts: &View, checks: &[Check], text: String) -> Report {
     let json = InstallReport {
         format: FORMAT,
         result,
         plan,
+        hosts: &hosts.summary,
         checks,
     };
     Report::new(text, &json)
@@ -183,10 +188,11 @@ pub fn install(
 ) -> Result<Report, AppError> {
     let jpath = journal::path(&ctx.journal_dir);
     let live = live::for_zone(ctx.state_dir.as_deref(), req.zone.as_str());
-    let (plan, stale) = make_plan(ctx, req, &live, &jpath)?;
+    let (mut plan, stale) = make_plan(ctx, req, &live, &jpath)?;
+    let hosts = hosts_view::for_plan(ctx, &mut plan)?;
     let shown = plan::text(&plan);
     if dry_run {
-        return Ok(report("plan", &plan, &[], shown));
+        return Ok(report("plan", &plan, &hosts, &[], shown));
     }
     ctx.out.push(shown.trim_end().to_string());
     let Preflight { previous, serial } = preflight(ctx, req, &plan, &jpath)?;
@@ -211,7 +217,7 @@ pub fn install(
     )
     .map_err(io_error)?;
     let text = installed_text(&plan, live.as_ref().err(), &checks, &jpath);
-    Ok(report("installed", &plan, &checks, text))
+    Ok(report("installed", &plan, &hosts, &checks, text))
 }
 
 /// The plan, with the live generation's note and the previous install's files this one no longer

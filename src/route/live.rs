@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::records::{self, Ptr};
+use crate::records::{self, Ptr, Record};
 use crate::store;
 
 /// Where the generations are kept, below a state dir (the store's own layout).
@@ -22,6 +22,9 @@ pub struct Live {
     /// `C.B.A.in-addr.arpa`; `None` for the empty zone.
     pub reverse: Option<String>,
     pub ptr: Vec<Ptr>,
+    /// The served names, sorted by name (lowercase, without the trailing dot): what the hosts
+    /// findings compare with and the default name the native check resolves.
+    pub records: Vec<Record>,
 }
 
 impl Live {
@@ -77,6 +80,7 @@ pub fn read(state_dir: &Path) -> Result<Option<Live>, String> {
             serial: g.serial,
             reverse: records::reverse_zone(&g.records),
             ptr: g.ptr,
+            records: g.records,
         }))
 }
 

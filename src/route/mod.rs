@@ -20,6 +20,7 @@ pub mod context;
 pub mod detect;
 pub mod dnsinfo;
 pub mod files;
+pub mod hosts_view;
 pub mod install;
 pub mod installed;
 pub mod journal;

@@ -492,13 +492,8 @@ pub fn after_apply(
         v.extend(mac::lookups_reach_daemon(ctx, p, live));
     }
     match served_name(ctx, adapter, live) {
-        Some(name) => v.extend(name_checks(ctx, adapter, p, &name, live, wait)),
-        None if adapter == AdapterName::MacosResolver => v.push(check(
-            "served name",
-            true,
-            "not checked: no --check-name, and no live generation with a name to ask for",
-        )),
-        None => {}
+        Ok(name) => v.extend(name_checks(ctx, adapter, p, &name, live, wait)),
+        Err(why) => v.push(check("served name", true, why)),
     }
     if let Some(sf) = ctx.status_file.clone() {
         v.push(refused_unchanged(ctx, adapter, &sf));
@@ -506,15 +501,14 @@ pub fn after_apply(
     v
 }
 
-/// The name whose lookups prove an answer came back: `--check-name`, else on macOS (where nothing
-/// else proves it) the first canonical name of the live generation.
-fn served_name(ctx: &Ctx<'_>, adapter: AdapterName, live: Option<&Live>) -> Option<String> {
-    ctx.check_name.clone().or_else(|| {
-        (adapter == AdapterName::MacosResolver)
-            .then(|| live.and_then(|l| l.ptr.first()))
-            .flatten()
-            .map(|p| p.name.trim_end_matches('.').to_string())
-    })
+/// The name whose lookups prove an answer came back: `--check-name`, else the live generation's
+/// first served name in canonical order that the hosts file does not answer (issue 23); Err: why
+/// none is checked ("not checked: the zone is empty").
+fn served_name(ctx: &Ctx<'_>, adapter: AdapterName, live: Option<&Live>) -> Result<String, String> {
+    match &ctx.check_name {
+        Some(n) => Ok(n.clone()),
+        None => crate::route::hosts_view::default_check_name(ctx, adapter, live),
+    }
 }
 
 /// After uninstall: the scope must be gone.

@@ -151,10 +151,23 @@ pub const META_10: &str = "all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n
 /// The same host moved to another /24.
 pub const META_12: &str = "all:\n  hosts:\n    10.10.12.10: { nodename: meta }\n";
 
+/// A root that models a stock host for NSS (issue 23): Debian's `hosts:` line with nss-resolve, so
+/// a route can take effect; tests of the hosts file write their own.
+pub fn host_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("etc")).unwrap();
+    std::fs::write(
+        root.path().join("etc/nsswitch.conf"),
+        "hosts:          files resolve [!UNAVAIL=return] dns myhostname\n",
+    )
+    .unwrap();
+    root
+}
+
 impl T {
     fn new(f: Facts) -> T {
         T {
-            root: tempfile::tempdir().unwrap(),
+            root: host_root(),
             runner: healthy(),
             facts: f,
             preflight: ok_preflight,
@@ -221,8 +234,11 @@ impl T {
         std::fs::read_to_string(files::under(self.root(), abs)).ok()
     }
     /// Every file under the root (relative paths), to prove "nothing written".
+    /// What the commands left under the root, without the host's own nsswitch.conf.
     fn tree(&self) -> Vec<String> {
-        crate::util::tree(self.root())
+        let mut t = crate::util::tree(self.root());
+        t.retain(|p| p != "etc/nsswitch.conf");
+        t
     }
 }
 
@@ -1043,8 +1059,29 @@ fn a_moved_24_is_drift_and_install_re_routes_it() {
     );
     // That command (install again) re-routes: the unit and the live domains carry the new /24.
     let moved = "Link 3 (pigsty-dns0)\nCurrent Scopes: DNS\n     Protocols: -DefaultRoute\n   DNS Servers: 127.0.0.1:5354\n    DNS Domain: ~pigsty.test ~12.10.10.in-addr.arpa\n";
-    t.runner = showing(moved);
-    // (The scripted daemon answers meta at 10.10.10.10 only: no name checks against the moved set.)
+    // Without --check-name the first served name (meta, now at 10.10.12.10) is checked by default
+    // (issue 23): the native path answers the moved set.
+    t.runner = answering(
+        &[
+            (
+                "resolvectl --cache=no query -4",
+                "meta.pigsty.test: 10.10.12.10    -- link: pigsty-dns0\n",
+            ),
+            (
+                "getent ahostsv4",
+                "10.10.12.10     STREAM meta.pigsty.test\n",
+            ),
+            (
+                "resolvectl --cache=no query 10.10.12.10",
+                "10.10.12.10: meta.pigsty.test    -- link: pigsty-dns0\n",
+            ),
+            (
+                "getent hosts 10.10.12.10",
+                "10.10.12.10     meta.pigsty.test\n",
+            ),
+        ],
+        moved,
+    );
     t.check_name = None;
     let out = t.install(&r, false, true).unwrap();
     assert!(out.contains("and 12.10.10.in-addr.arpa"), "{out}");

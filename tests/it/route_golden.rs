@@ -19,7 +19,7 @@ use pigsty_dns::route::{self, Ctx, files};
 use pigsty_dns::sys::runner::{Output, ScriptedRunner};
 use pigsty_dns::sys::{Os, systemd::SystemdVersion};
 
-use crate::route_adapters::{META_10, META_12, store_generation};
+use crate::route_adapters::{META_10, META_12, host_root, store_generation};
 
 const SERVER: &str = "127.0.0.1:5354";
 const LINK_OK: &str = "Link 3 (pigsty-dns0)\nCurrent Scopes: DNS\n     Protocols: -DefaultRoute -LLMNR -mDNS\n   DNS Servers: 127.0.0.1:5354\n    DNS Domain: ~10.10.10.in-addr.arpa ~pigsty.test\n";
@@ -133,7 +133,7 @@ struct W {
 impl W {
     fn new(facts: Facts) -> W {
         W {
-            root: tempfile::tempdir().unwrap(),
+            root: host_root(),
             state: tempfile::tempdir().unwrap(),
             state_dir: None,
             runner: runner(&[], LINK_OK),
@@ -307,6 +307,25 @@ fn route_status_golden_lookups_that_fail_and_a_journal_zone_that_is_not_one() {
     w.status("status-delegate-bad-zone");
 }
 
+/// Hosts mode (issue 23): Barn's block, the old Pigsty section and a line of the user's own, seen by
+/// `route status` and the install plan, each finding with its line, class and next step.
+const HOSTS_MODE: &str = "127.0.0.1\tlocalhost\n# barn:begin\n10.10.10.10\tmeta.pigsty.test\n10.10.10.2\tpg-meta.pigsty.test\n# barn:end\n# pigsty dns records\n10.10.10.10 meta pigsty c.pigsty\n10.10.10.11 node-1   # sandbox node node-1\n10.10.10.3 meta  # typo\n";
+
+#[test]
+fn route_golden_hosts_mode_findings_in_status_and_the_plan() {
+    let mut w = W::new(linux("systemd 252 (252.39-1)")).with_generation(META_10);
+    std::fs::write(w.path("/etc/hosts"), HOSTS_MODE).unwrap();
+    w.status("status-none-hosts-mode");
+    w.plan(
+        "install-plan-hosts-mode",
+        &req(None, Some(Variant::Runtime)),
+    );
+    w.install(&req(None, Some(Variant::Runtime)));
+    w.status("status-link-hosts-mode");
+    std::fs::write(w.path("/etc/hosts"), "# barn:begin\n# barn:begin\n").unwrap();
+    w.status("status-link-hosts-unreadable");
+}
+
 /// What a macOS install of `server` leaves: both resolver files and the journal (verification there
 /// needs the daemon's counters, which route_macos.rs fakes; status here needs only the files).
 fn mac_installed(w: &W, server: &str) {
@@ -455,6 +474,10 @@ fn route_install_golden_installed_and_refusals() {
     let mut m = W::new(mac());
     m.runner = ScriptedRunner::new().on("/usr/sbin/scutil --dns", 0, "DNS configuration\n");
     refuse(&mut m, "macos no status file", &req(None, None));
+    // NSS never reaches resolve or dns (issue 23).
+    let mut s = W::new(linux("systemd 262 (262.1-1)"));
+    std::fs::write(s.path("/etc/nsswitch.conf"), "hosts: files myhostname\n").unwrap();
+    refuse(&mut s, "nss unsupported", &req(None, None));
     // Bad requests.
     let mut b = W::new(linux("systemd 252 (252.39-1)"));
     let mut r = req(None, None);

@@ -25,7 +25,7 @@
 #   SID_CACHE             where the sid root is cached (default ${TMPDIR:-/tmp}/pigsty-dns-sid-lab; the
 #                         root is $SID_CACHE/root, built once per machine, ~50 s and ~180 MB)
 #   LAB                   per-run work dir (default $SID_CACHE/run); $LAB/state is recreated every run
-#   LAB_TIMEOUT           hard limit for the namespace part, seconds (default 180)
+#   LAB_TIMEOUT           hard limit for the namespace part, seconds (default 300)
 #   MIRROR                Debian archive URL for debootstrap (default: the first Debian archive URI in
 #                         the host's apt sources that carries SUITE; the apt configuration is not changed)
 #   SUITE                 Debian suite to bootstrap (default sid); REBUILD=1 builds the root again
@@ -141,6 +141,9 @@ prepare_state() {
 	# the route's root: a copy of the sid root's own /etc/systemd (no dns-delegate.d, as shipped)
 	cp -a "$SID/etc/systemd" "$ST/rroot/etc-systemd.tmp" && mkdir -p "$ST/rroot/etc" &&
 		mv "$ST/rroot/etc-systemd.tmp" "$ST/rroot/etc/systemd" || die "copy etc/systemd"
+	# the route reads NSS through --root (issue 23): the sid root's nsswitch.conf and resolv.conf symlink
+	cp "$SID/etc/nsswitch.conf" "$ST/rroot/etc/nsswitch.conf" && cp -P "$SID/etc/resolv.conf" "$ST/rroot/etc/resolv.conf" ||
+		die "copy nsswitch.conf/resolv.conf"
 	cp "$PIGSTY_DNS_RECORDS" "$ST/records.yml"
 	: >"$ST/bin/pigsty-dns"; : >"$ST/bin/pigsty-dns-serve"   # bind-mount targets
 	cat >"$ST/bin/systemctl" <<EOF
@@ -208,7 +211,7 @@ outer() {
 	host_fingerprint >"$ST/host-before"
 	sid_fingerprint >"$ST/sid-before"
 	# LIBMOUNT_UTAB keeps mount(8) from writing /run/mount/utab on the host.
-	timeout -k 5 "${LAB_TIMEOUT:-180}" env LIBMOUNT_UTAB="$ST/utab" \
+	timeout -k 5 "${LAB_TIMEOUT:-300}" env LIBMOUNT_UTAB="$ST/utab" \
 		unshare --net --mount --pid --fork --kill-child=SIGKILL --mount-proc --propagation private \
 		"$SELF" --inner
 	local rc=$?
@@ -571,12 +574,87 @@ lifecycle_rows() {
 	for row in lc_row9 lc_row3 lc_row2 lc_row6 lc_row8; do t1=$SECONDS; "$row"; echo "# $row took $((SECONDS - t1)) s"; done
 	echo "# lifecycle rows took $((SECONDS - t0)) s"
 }
+# ================================================================ issue 23 (hosts-wire): hosts mode
+# hosts_mode: a hosts file inside the root (bind-mounted over its /etc/hosts; --root's etc/hosts links to
+# the same file): a shadowing line seen by `route status`, then gone after it is removed; the default
+# native check (install without --check-name); and, with no cache flush, how long after `load` getent
+# shows (a) a changed address, (b) a new name looked up (NXDOMAIN cached) just before, (c) a removed
+# name: with resolved's defaults (2 runs: CacheFromLocalhost=no caches nothing from the daemon, bound
+# 0), then with CacheFromLocalhost=yes (HOSTS_RUNS runs, default 3: bound the TTL / the SOA minimum);
+# the median and max of each, every run within its bound + 1.5 s.
+# TTLs are short here (--ttl 8, SOA minimum 5, the default) to keep the lab's time small.
+hosts_mode() {
+	local out rc ttl=8 neg=5 runs=${HOSTS_RUNS:-3}
+	echo "=== hosts mode (issue 23)"
+	local made=; [ -e "$SID/etc/hosts" ] || { : >"$SID/etc/hosts"; made=1; }   # the bind mount's target
+	printf '127.0.0.1 localhost\n' >"$ST/hosts"; mount --bind "$ST/hosts" "$SID/etc/hosts" || die "bind /etc/hosts"
+	ln -sf "$IN/hosts" "$ST/rroot/etc/hosts"
+	printf '[Resolve]\nCache=yes\n' >"$SID/run/systemd/resolved.conf.d/50-cache.conf"
+	start_upstream; uplink; start_resolved; start_daemon
+	out=$(route install --server 127.0.0.1:$PORT --yes --state-dir "$IN/srv" 2>&1); rc=$?
+	echo "$out" >"$ST/logs/install-hosts.log"
+	check "hosts: route install without --check-name (verified)" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -8
+	check "hosts: the default native check asked getent for the first served name" 1 \
+		"$(grep -c 'ok  getent ahostsv4: getent ahostsv4 meta.pigsty.test: 10.10.10.10' <<<"$out")"
+	printf '127.0.0.1 localhost\n10.10.10.99 meta.pigsty.test\n' >"$ST/hosts"
+	check "hosts: a shadowing line answers getent" 10.10.10.99 "$(ge meta.pigsty.test)"
+	out=$(route status --state-dir "$IN/srv" 2>&1); echo "$out" >"$ST/logs/status-hosts-shadow.log"
+	check "hosts: route status fails the shadowed name with its line" 1 \
+		"$(grep -c '^FAIL hosts: shadowed name meta.pigsty.test: line 2 (' <<<"$out")"
+	printf '127.0.0.1 localhost\n' >"$ST/hosts"
+	out=$(route status --state-dir "$IN/srv" 2>&1); echo "$out" >"$ST/logs/status-hosts-clean.log"
+	check "hosts: after the line is removed, route status has no hosts failure" 0 "$(grep -c '^FAIL hosts' <<<"$out")"
+	check "hosts: ... and getent gets the zone's address" 10.10.10.10 "$(ge meta.pigsty.test)"
+	now() { date +%s.%N; }
+	since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.1f", a - b }'; }
+	stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "median %.1f s, max %.1f s", v[int((NR+1)/2)], v[NR]}'; }
+	within() { local m; m=$(printf '%s\n' "${@:2}" | sort -g | tail -1); awk -v m="$m" -v b="$1" 'BEGIN { exit !(m <= b + 1.5) }' && echo yes || echo "no: max $m s"; }
+	ld() { chroot "$SID" "$IN/bin/pigsty-dns-serve" load "$IN/conv-$1.yml" --ttl $ttl --state-dir "$IN/srv" >>"$ST/logs/load.log" 2>&1; }
+	hosts_measure() {   # hosts_measure LABEL RUNS POSBOUND NEGBOUND
+		local i t0 a b c ra=() rb=() rc_=()
+		for i in $(seq "$2"); do
+			printf 'all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n    10.10.10.20: { nodename: conv%s }\n    10.10.10.30: { nodename: gone%s }\n' "$1$i" "$1$i" >"$ST/conv-a.yml"
+			printf 'all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n    10.10.10.21: { nodename: conv%s }\n    10.10.10.40: { nodename: new%s }\n' "$1$i" "$1$i" >"$ST/conv-b.yml"
+			ld a
+			# programs ask just before the change (a cache keeps the answers, and new's NXDOMAIN)
+			ge "conv$1$i.pigsty.test" >/dev/null; ge "gone$1$i.pigsty.test" >/dev/null; ge "new$1$i.pigsty.test" >/dev/null
+			ld b
+			t0=$(now); a=; b=; c=
+			for _ in $(seq $(( (ttl + 7) * 10 ))); do
+				[ -z "$a" ] && [ "$(ge "conv$1$i.pigsty.test")" = 10.10.10.21 ] && a=$(since "$t0")
+				[ -z "$b" ] && [ "$(ge "new$1$i.pigsty.test")" = 10.10.10.40 ] && b=$(since "$t0")
+				[ -z "$c" ] && [ -z "$(ge "gone$1$i.pigsty.test")" ] && c=$(since "$t0")
+				[ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ] && break; sleep 0.1
+			done
+			ra+=("${a:-999}"); rb+=("${b:-999}"); rc_+=("${c:-999}")
+			echo "# hosts: $1 run $i: changed ${a:-never} s, new (NXDOMAIN cached) ${b:-never} s, removed ${c:-never} s"
+		done
+		echo "# hosts: convergence, resolved-delegate, $1, --ttl $ttl, SOA minimum $neg, $2 runs: changed $(stats "${ra[@]}"); new $(stats "${rb[@]}"); removed $(stats "${rc_[@]}")"
+		check "hosts: $1: a changed address is visible within $3 s + 1.5 s" yes "$(within "$3" "${ra[@]}")"
+		check "hosts: $1: a new name (NXDOMAIN cached) is visible within $4 s + 1.5 s" yes "$(within "$4" "${rb[@]}")"
+		check "hosts: $1: a removed name is gone within $3 s + 1.5 s" yes "$(within "$3" "${rc_[@]}")"
+	}
+	# resolved's defaults: Cache=yes, but CacheFromLocalhost=no: nothing from the daemon on 127.0.0.1 is cached
+	hosts_measure default 2 0 0
+	# with CacheFromLocalhost=yes resolved caches by the TTL and the SOA minimum
+	stop_resolved; printf '[Resolve]\nCache=yes\nCacheFromLocalhost=yes\n' >"$SID/run/systemd/resolved.conf.d"/50-cache.conf; start_resolved
+	route install --server 127.0.0.1:$PORT --yes --state-dir "$IN/srv" >>"$ST/logs/install-hosts.log" 2>&1
+	check "hosts: install again after resolved's restart" 0 "$?"
+	hosts_measure cached "$runs" $ttl $neg
+	route uninstall --yes >"$ST/logs/uninstall-hosts.log" 2>&1
+	stop_daemon; stop_resolved; stop_upstream; sx ip link del pu0 2>/dev/null
+	rm -f "$SID/run/systemd/resolved.conf.d/50-cache.conf" "$ST/rroot/etc/hosts"
+	umount "$SID/etc/hosts"; [ -z "$made" ] || rm -f "$SID/etc/hosts"
+}
+# ================================================================ end of issue 23 (hosts-wire)
 
 inner() {
 	setup_ns
 	echo "# $(sx resolvectl --version | head -1), in a $SUITE root; test links: $KIND"
 	local t0=$SECONDS
 	delegate_tests
+	hosts_mode   # issue 23
 	echo "# logs: $ST/logs; namespace part took $((SECONDS - t0)) s"
 	echo "$PASS passed, $FAIL failed"
 	[ "$FAIL" = 0 ]; exit

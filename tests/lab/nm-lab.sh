@@ -374,6 +374,60 @@ route_uninstall() {   # $1: what the zone's names get afterwards (as before the 
 dnsmasq_pid() { cx pgrep -x -u nobody dnsmasq 2>/dev/null || cx pgrep -f 'dnsmasq.*NetworkManager' | head -1; }
 
 # 1. NM with dns=dnsmasq: the nm-dnsmasq adapter.
+# ================================================================ issue 23 (hosts-wire): hosts mode
+# hosts_mode LABEL: the container's /etc/hosts gets a shadowing line, seen by `route status`, then gone
+# after it is removed; the default native check (install again without --check-name); and, with no
+# cache flush, how long after `load` getent shows (a) a changed address, (b) a new name looked up
+# (NXDOMAIN cached) just before, (c) a removed name: HOSTS_RUNS runs (default 3), median and max, each
+# within its bound + 1.5 s. TTLs are short here (--ttl 8, SOA minimum 5, the default) to keep it quick.
+hosts_mode() {
+	local l=$1 out rc i t0 a b c ra=() rb=() rc_=() ttl=8 neg=5 runs=${HOSTS_RUNS:-3}
+	out=$(cx pigsty-dns route install --server 127.0.0.1:$PORT --yes --state-dir $STATE 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/route-install-hosts.log"
+	check "$l: hosts: route install without --check-name (verified)" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -8
+	check "$l: hosts: the default native check asked getent for the first served name" 1 \
+		"$(grep -c 'ok  getent ahostsv4: getent ahostsv4 meta.pigsty.test: 10.10.10.10' <<<"$out")"
+	# the root may have no /etc/hosts: then the scenario's one is removed again at the end
+	cx sh -c 'rm -f /run/lab-hosts.bak; [ ! -e /etc/hosts ] || cp -p /etc/hosts /run/lab-hosts.bak'
+	cx sh -c 'echo "10.10.10.99 meta.pigsty.test" >>/etc/hosts'
+	check "$l: hosts: a shadowing line answers getent" 10.10.10.99 "$(ge meta.pigsty.test)"
+	out=$(cx pigsty-dns route status --state-dir $STATE 2>&1); echo "$out" >"$LAB/logs/route-status-hosts-shadow.log"
+	check "$l: hosts: route status fails the shadowed name with its line" 1 \
+		"$(grep -c '^FAIL hosts: shadowed name meta.pigsty.test: line [0-9]* (' <<<"$out")"
+	cx sh -c 'if [ -e /run/lab-hosts.bak ]; then cp -p /run/lab-hosts.bak /etc/hosts; else rm -f /etc/hosts; fi'
+	out=$(cx pigsty-dns route status --state-dir $STATE 2>&1); echo "$out" >"$LAB/logs/route-status-hosts-clean.log"
+	check "$l: hosts: after the line is removed, route status has no hosts failure" 0 "$(grep -c '^FAIL hosts' <<<"$out")"
+	check "$l: hosts: ... and getent gets the zone's address" 10.10.10.10 "$(ge meta.pigsty.test)"
+	now() { date +%s.%N; }
+	since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.1f", a - b }'; }
+	for i in $(seq "$runs"); do
+		cx sh -c "printf 'all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n    10.10.10.20: { nodename: conv$i }\n    10.10.10.30: { nodename: gone$i }\n' >/run/lab-conv-a.yml
+			printf 'all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n    10.10.10.21: { nodename: conv$i }\n    10.10.10.40: { nodename: new$i }\n' >/run/lab-conv-b.yml"
+		cx pigsty-dns load /run/lab-conv-a.yml --ttl $ttl --state-dir $STATE >>"$LAB/logs/load.log" 2>&1
+		# programs ask just before the change: the resolver caches the answers (and new's NXDOMAIN)
+		ge "conv$i.pigsty.test" >/dev/null; ge "gone$i.pigsty.test" >/dev/null; ge "new$i.pigsty.test" >/dev/null
+		cx pigsty-dns load /run/lab-conv-b.yml --ttl $ttl --state-dir $STATE >>"$LAB/logs/load.log" 2>&1
+		t0=$(now); a=; b=; c=
+		for _ in $(seq $(( (ttl + 7) * 5 ))); do
+			[ -z "$a" ] && [ "$(ge "conv$i.pigsty.test")" = 10.10.10.21 ] && a=$(since "$t0")
+			[ -z "$b" ] && [ "$(ge "new$i.pigsty.test")" = 10.10.10.40 ] && b=$(since "$t0")
+			[ -z "$c" ] && [ -z "$(ge "gone$i.pigsty.test")" ] && c=$(since "$t0")
+			[ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ] && break; sleep 0.1
+		done
+		ra+=("${a:-999}"); rb+=("${b:-999}"); rc_+=("${c:-999}")
+		echo "# $l: hosts: run $i: changed ${a:-never} s, new (NXDOMAIN cached) ${b:-never} s, removed ${c:-never} s"
+	done
+	stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "median %.1f s, max %.1f s", v[int((NR+1)/2)], v[NR]}'; }
+	within() { local m; m=$(printf '%s\n' "${@:2}" | sort -g | tail -1); awk -v m="$m" -v b="$1" 'BEGIN { exit !(m <= b + 1.5) }' && echo yes || echo "no: max $m s"; }
+	echo "# $l: hosts: convergence, --ttl $ttl, SOA minimum $neg, $runs runs: changed $(stats "${ra[@]}"); new $(stats "${rb[@]}"); removed $(stats "${rc_[@]}")"
+	check "$l: hosts: a changed address is visible within the TTL ($ttl s) + 1.5 s" yes "$(within $ttl "${ra[@]}")"
+	check "$l: hosts: a new name (NXDOMAIN cached) is visible within the SOA minimum ($neg s) + 1.5 s" yes "$(within $neg "${rb[@]}")"
+	check "$l: hosts: a removed name is gone within the TTL ($ttl s) + 1.5 s" yes "$(within $ttl "${rc_[@]}")"
+	cx pigsty-dns load /srv/lab/pigsty.test.yml --state-dir $STATE >>"$LAB/logs/load.log" 2>&1
+}
+# ================================================================ end of issue 23 (hosts-wire)
+
 scenario_dnsmasq() {
 	local conf=/etc/NetworkManager/dnsmasq.d/pigsty-dns.conf i old new
 	check "NM's DNS mode" 's "dnsmasq"' "$(cx busctl get-property org.freedesktop.NetworkManager \
@@ -398,6 +452,7 @@ scenario_dnsmasq() {
 	reverse_answers "through NM's dnsmasq" 127.0.0.1
 	route_status_ok "nm-dnsmasq" installed
 	dnsmasq_events
+	hosts_mode nm-dnsmasq   # issue 23
 	daemon_down 127.0.0.1
 	route_uninstall 203.0.113.99
 }

@@ -67,6 +67,8 @@ prepare_state() {
 	add_user systemd-resolve "systemd Resolver"
 	add_user systemd-network "systemd Network Management"
 	printf 'nameserver 127.0.0.53\n' >"$ST/resolv.conf"
+	# the route reads NSS through --root (issue 23): the namespace's view, host nsswitch.conf + the stub
+	cp /etc/nsswitch.conf "$ST/rroot/etc/nsswitch.conf"; cp "$ST/resolv.conf" "$ST/rroot/etc/resolv.conf"
 	# base config, compile-time defaults made explicit where they matter for isolation
 	printf '[Resolve]\nFallbackDNS=\nLLMNR=no\nMulticastDNS=no\nDNSSEC=no\nDNSOverTLS=no\nCache=no\n' \
 		>"$ST/rroot/etc/systemd/resolved.conf"
@@ -598,6 +600,82 @@ variant() {   # variant networkd|runtime
 	rm -f /run/systemd/resolved.conf.d/40-upstream.conf
 }
 
+# ================================================================ issue 23 (hosts-wire): hosts mode
+# hosts_mode: a hosts file inside the namespace (bind-mounted over /etc/hosts, the same file at --root's
+# etc/hosts): a shadowing line seen by `route status`, then gone after it is removed; the default native
+# check (install without --check-name); and, with no cache flush, how long after `load` getent shows
+# (a) a changed address, (b) a new name looked up (NXDOMAIN cached) just before, (c) a removed name:
+# with resolved's defaults (2 runs: CacheFromLocalhost=no caches nothing from the daemon, bound 0), then
+# with CacheFromLocalhost=yes (HOSTS_RUNS runs, default 3: bound the TTL / the SOA minimum); the median
+# and max of each, every run within its bound + 1.5 s.
+# TTLs are short here (--ttl 8, SOA minimum 5, the default) to keep the lab's time small.
+hosts_mode() {
+	local out rc ttl=8 neg=5 runs=${HOSTS_RUNS:-3}
+	echo "=== hosts mode (issue 23)"
+	printf '127.0.0.1 localhost\n' >"$ST/hosts"; mount --bind "$ST/hosts" /etc/hosts || die "bind /etc/hosts"
+	ln -sf "$ST/hosts" "$ST/rroot/etc/hosts"
+	printf '[Resolve]\nDNS=127.0.0.2\n' >/run/systemd/resolved.conf.d/40-upstream.conf
+	printf '[Resolve]\nCache=yes\n' >/run/systemd/resolved.conf.d/50-cache.conf   # over the lab's Cache=no
+	start_upstream; uplink; start_resolved; start_daemon
+	out=$(env -u PIGSTY_DNS_LISTEN PATH=$ST/bin:$PATH timeout 60 "$PIGSTY_DNS_BIN" route install --root "$ST/rroot" \
+		--link-variant runtime --yes --state-dir "$ST/srv" 2>&1); rc=$?
+	echo "$out" >"$ST/logs/install-hosts.log"
+	check "hosts: route install without --check-name (verified)" 0 "$rc"
+	check "hosts: the default native check asked getent for the first served name" 1 \
+		"$(grep -c 'ok  getent ahostsv4: getent ahostsv4 meta.pigsty.test: 10.10.10.10' <<<"$out")"
+	printf '127.0.0.1 localhost\n10.10.10.99 meta.pigsty.test\n' >"$ST/hosts"
+	check "hosts: a shadowing line answers getent" 10.10.10.99 "$(getent ahostsv4 meta.pigsty.test | awk '{print $1; exit}')"
+	out=$(route status --state-dir "$ST/srv" 2>&1); echo "$out" >"$ST/logs/status-hosts-shadow.log"
+	check "hosts: route status fails the shadowed name with its line" 1 \
+		"$(grep -c '^FAIL hosts: shadowed name meta.pigsty.test: line 2 (' <<<"$out")"
+	printf '127.0.0.1 localhost\n' >"$ST/hosts"
+	out=$(route status --state-dir "$ST/srv" 2>&1); echo "$out" >"$ST/logs/status-hosts-clean.log"
+	check "hosts: after the line is removed, route status has no hosts failure" 0 "$(grep -c '^FAIL hosts' <<<"$out")"
+	check "hosts: ... and getent gets the zone's address" 10.10.10.10 "$(getent ahostsv4 meta.pigsty.test | awk '{print $1; exit}')"
+	ga() { getent ahostsv4 "$1" | awk '{print $1; exit}'; }
+	now() { date +%s.%N; }
+	since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.1f", a - b }'; }
+	stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "median %.1f s, max %.1f s", v[int((NR+1)/2)], v[NR]}'; }
+	within() { local m; m=$(printf '%s\n' "${@:2}" | sort -g | tail -1); awk -v m="$m" -v b="$1" 'BEGIN { exit !(m <= b + 1.5) }' && echo yes || echo "no: max $m s"; }
+	ld() { "$PIGSTY_DNS_SERVE_BIN" load "$ST/conv-$1.yml" --ttl $ttl --state-dir "$ST/srv" >>"$ST/logs/load.log" 2>&1; }
+	hosts_measure() {   # hosts_measure LABEL RUNS POSBOUND NEGBOUND
+		local i t0 a b c ra=() rb=() rc_=()
+		for i in $(seq "$2"); do
+			printf 'all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n    10.10.10.20: { nodename: conv%s }\n    10.10.10.30: { nodename: gone%s }\n' "$1$i" "$1$i" >"$ST/conv-a.yml"
+			printf 'all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n    10.10.10.21: { nodename: conv%s }\n    10.10.10.40: { nodename: new%s }\n' "$1$i" "$1$i" >"$ST/conv-b.yml"
+			ld a
+			# programs ask just before the change (a cache keeps the answers, and new's NXDOMAIN)
+			ga "conv$1$i.pigsty.test" >/dev/null; ga "gone$1$i.pigsty.test" >/dev/null; ga "new$1$i.pigsty.test" >/dev/null
+			ld b
+			t0=$(now); a=; b=; c=
+			for _ in $(seq $(( (ttl + 7) * 10 ))); do
+				[ -z "$a" ] && [ "$(ga "conv$1$i.pigsty.test")" = 10.10.10.21 ] && a=$(since "$t0")
+				[ -z "$b" ] && [ "$(ga "new$1$i.pigsty.test")" = 10.10.10.40 ] && b=$(since "$t0")
+				[ -z "$c" ] && [ -z "$(ga "gone$1$i.pigsty.test")" ] && c=$(since "$t0")
+				[ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ] && break; sleep 0.1
+			done
+			ra+=("${a:-999}"); rb+=("${b:-999}"); rc_+=("${c:-999}")
+			echo "# hosts: $1 run $i: changed ${a:-never} s, new (NXDOMAIN cached) ${b:-never} s, removed ${c:-never} s"
+		done
+		echo "# hosts: convergence, resolved-link 252, $1, --ttl $ttl, SOA minimum $neg, $2 runs: changed $(stats "${ra[@]}"); new $(stats "${rb[@]}"); removed $(stats "${rc_[@]}")"
+		check "hosts: $1: a changed address is visible within $3 s + 1.5 s" yes "$(within "$3" "${ra[@]}")"
+		check "hosts: $1: a new name (NXDOMAIN cached) is visible within $4 s + 1.5 s" yes "$(within "$4" "${rb[@]}")"
+		check "hosts: $1: a removed name is gone within $3 s + 1.5 s" yes "$(within "$3" "${rc_[@]}")"
+	}
+	# resolved's defaults: Cache=yes, but CacheFromLocalhost=no: nothing from the daemon on 127.0.0.1 is cached
+	hosts_measure default 2 0 0
+	# with CacheFromLocalhost=yes resolved caches by the TTL and the SOA minimum
+	stop_resolved; printf '[Resolve]\nCache=yes\nCacheFromLocalhost=yes\n' >/run/systemd/resolved.conf.d/50-cache.conf; start_resolved
+	env -u PIGSTY_DNS_LISTEN PATH=$ST/bin:$PATH timeout 60 "$PIGSTY_DNS_BIN" route install --root "$ST/rroot" --link-variant runtime --yes --state-dir "$ST/srv" >>"$ST/logs/install-hosts.log" 2>&1
+	check "hosts: install again after resolved's restart" 0 "$?"
+	hosts_measure cached "$runs" $ttl $neg
+	route uninstall --yes >"$ST/logs/uninstall-hosts.log" 2>&1
+	stop_daemon; stop_resolved; stop_upstream; ip link del pu0
+	rm -f /run/systemd/resolved.conf.d/40-upstream.conf /run/systemd/resolved.conf.d/50-cache.conf "$ST/rroot/etc/hosts"
+	umount /etc/hosts
+}
+# ================================================================ end of issue 23 (hosts-wire)
+
 inner() {
 	setup_ns
 	make_wrappers
@@ -607,6 +685,7 @@ inner() {
 	for s in "$@"; do
 		case $s in networkd|runtime) variant "$s";; *) die "unknown variant $s";; esac
 	done
+	hosts_mode   # issue 23
 	echo "# logs: $ST/logs; namespace part took $((SECONDS - t0)) s"
 	echo "$PASS passed, $FAIL failed"
 	[ "$FAIL" = 0 ]; exit

@@ -49,7 +49,7 @@ pub fn lab_turn(name: &str, needs: &str) -> Option<MutexGuard<'static, ()>> {
     Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
-/// Runs `tests/lab/SCRIPT` (bounded at 480 s, with the binary, the sample records and a fresh `LAB`
+/// Runs `tests/lab/SCRIPT` (bounded at 600 s, with the binary, the sample records and a fresh `LAB`
 /// dir) and returns its stdout after checking it passed every check it printed.
 pub fn run_script(script: &str) -> String {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -57,7 +57,7 @@ pub fn run_script(script: &str) -> String {
     let work = tempfile::tempdir().expect("tempdir");
     let t0 = Instant::now();
     let out = Command::new("timeout")
-        .args(["-k", "5", "480"])
+        .args(["-k", "5", "600"])
         .arg(&lab)
         .env("PIGSTY_DNS_BIN", BIN)
         .env("PIGSTY_DNS_RECORDS", manifest.join("zones/pigsty.test.yml"))

@@ -6,6 +6,7 @@
 //! (`unrouted.rs`), [`ROUTED`] for an installed route (`routed.rs`, over the shared [`Route`]). A new
 //! item is one more function in the list it belongs to.
 
+mod hosts;
 mod lifecycle;
 mod routed;
 mod unrouted;
@@ -53,6 +54,7 @@ pub const UNROUTED: &[UnroutedItem] = &[
     unrouted::adapter,
     unrouted::other_resolvers,
     unrouted::journal,
+    hosts::unrouted,
 ];
 
 /// The items of an installed route, in the order `route status` shows them.
@@ -69,6 +71,7 @@ pub const ROUTED: &[RoutedItem] = &[
     lifecycle::other_scopes,
     routed::daemon,
     routed::lookups,
+    hosts::routed,
 ];
 
 /// Every item's verdict: the journal decides which list runs (an unreadable one is the only item).
@@ -162,6 +165,8 @@ struct StatusReport {
     installed: bool,
     adapter: Option<super::adapter::AdapterName>,
     items: Vec<Item>,
+    /// What answers before the zone (issue 23): see [`crate::hosts::Summary`].
+    hosts: crate::hosts::Summary,
 }
 
 /// The items as text: a verdict line each, and a `next:` line under each that failed.
@@ -197,6 +202,7 @@ pub fn status(ctx: &mut Ctx<'_>) -> Result<Report, AppError> {
         installed,
         adapter,
         items,
+        hosts: hosts::summary(ctx),
     };
     Ok(Report::new(text, &json))
 }

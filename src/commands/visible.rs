@@ -1,0 +1,494 @@
+//! When a change `load` made is visible to programs on this host (issue 23 §3): the one honest line
+//! after "live", from the route journal's adapter and the generation's TTLs. No route: nothing (no
+//! cache of this host holds the zone). pigsty-dns never flushes a cache on a sync; on macOS it
+//! prints the purge command for whoever wants it now, and never runs it.
+
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::error::{AppError, Class};
+use crate::generation::Generation;
+use crate::output::Report;
+use crate::route::adapter::AdapterName;
+use crate::route::hosts_view::resolved_texts;
+use crate::route::journal;
+use crate::sys::runner::SystemRunner;
+use crate::sys::{Os, Runner};
+
+/// mDNSResponder's floor for a negative answer, whatever the SOA minimum says (mDNSCore/mDNS.c),
+/// doubled on each refresh up to an hour.
+pub const MACOS_NEGATIVE_FLOOR_SECS: u32 = 60;
+pub const MACOS_NEGATIVE_CEILING_SECS: u32 = 3600;
+
+/// The command that purges mDNSResponder's cache (printed, never run).
+pub const MACOS_PURGE: &str = "sudo killall -HUP mDNSResponder";
+
+/// What this host's adapter caches of the daemon's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caching {
+    pub positive: bool,
+    pub negative: bool,
+}
+
+impl Caching {
+    pub const ALL: Caching = Caching {
+        positive: true,
+        negative: true,
+    };
+}
+
+/// systemd-resolved's caching of the daemon's answers, from resolved.conf and its drop-ins (the last
+/// `[Resolve]` assignment wins): `Cache=` (default yes; `no-negative`) and, for a server on a
+/// loopback address, `CacheFromLocalhost=` (default no: then nothing from it is cached at all).
+pub fn resolved_caching(texts: &[String], server_on_loopback: bool) -> Caching {
+    let (mut cache, mut from_localhost) = ("yes".to_string(), false);
+    for text in texts {
+        let mut in_resolve = false;
+        for line in text.lines().map(str::trim) {
+            if line.starts_with('[') {
+                in_resolve = line == "[Resolve]";
+                continue;
+            }
+            let Some((k, v)) = line.split_once('=') else {
+                continue;
+            };
+            let v = v.trim().to_ascii_lowercase();
+            match (in_resolve, k.trim()) {
+                (true, "Cache") => cache = if v.is_empty() { "yes".into() } else { v },
+                (true, "CacheFromLocalhost") => {
+                    from_localhost = matches!(v.as_str(), "1" | "yes" | "y" | "true" | "t" | "on")
+                }
+                _ => {}
+            }
+        }
+    }
+    let on = !matches!(cache.as_str(), "no" | "0" | "false" | "n" | "f" | "off")
+        && (from_localhost || !server_on_loopback);
+    Caching {
+        positive: on,
+        negative: on && cache != "no-negative",
+    }
+}
+
+/// The line for a route of `adapter` serving `g`: how long an answer a program already got may
+/// stay in this host's caches.
+pub fn cache_line(adapter: AdapterName, g: &Generation, caching: Caching) -> String {
+    let (pos, neg) = (g.ttl, g.soa.minimum);
+    match adapter {
+        AdapterName::MacosResolver => format!(
+            "visible: programs that already asked may keep the old answer up to {pos} s (the records' TTL); mDNSResponder keeps a \"no such name\" at least {MACOS_NEGATIVE_FLOOR_SECS} s whatever the SOA minimum ({neg} s) says, doubling on refresh up to {MACOS_NEGATIVE_CEILING_SECS} s; to see it now: {MACOS_PURGE} (not run)\n"
+        ),
+        AdapterName::NmDnsmasq => format!(
+            "visible: programs that already asked may keep the old answer up to {pos} s (NetworkManager's dnsmasq caches by the records' TTL), a \"no such name\" up to {neg} s (the SOA minimum); no cache is flushed\n"
+        ),
+        _ if !caching.positive => "visible: at once for new lookups: systemd-resolved caches nothing from the daemon on a loopback address (CacheFromLocalhost=no, its default, or Cache=no); only a program's own cache (a browser, a JVM) may keep the old answer\n".to_string(),
+        _ => format!(
+            "visible: programs that already asked may keep the old answer up to {pos} s (systemd-resolved caches by the records' TTL), a \"no such name\" up to {} s; no cache is flushed\n",
+            if caching.negative { neg } else { 0 }
+        ),
+    }
+}
+
+/// This host's caching for a route of `adapter` to `server`.
+fn caching_of(adapter: AdapterName, server: &str) -> Caching {
+    match adapter {
+        AdapterName::MacosResolver | AdapterName::NmDnsmasq => Caching::ALL,
+        _ => {
+            let loopback = server
+                .parse::<std::net::SocketAddr>()
+                .is_ok_and(|a| a.ip().is_loopback());
+            resolved_caching(&resolved_texts(Path::new("/")), loopback)
+        }
+    }
+}
+
+/// After a load's "live" line (only then: a stored serial no server serves changes no cache), the
+/// cache line for this host's route.
+pub fn after_live(report: &mut Report, g: &Generation) {
+    let live = report.text.lines().any(|l| l.starts_with("live (serial "));
+    if let (true, Some(line)) = (live, for_this_host(g)) {
+        report.text.push_str(&line);
+    }
+}
+
+/// The line for this host: from the route journal at its default place; `None` when no route is
+/// installed (or its journal cannot be read: then nothing is claimed).
+pub fn for_this_host(g: &Generation) -> Option<String> {
+    let dir = Path::new(journal::default_dir(Os::this()));
+    match journal::read(dir) {
+        Ok(Some(j)) if j.zone.trim_end_matches('.') == g.zone.trim_end_matches('.') => {
+            Some(cache_line(j.adapter, g, caching_of(j.adapter, &j.server)))
+        }
+        _ => None,
+    }
+}
+
+/// At most this many names are polled; the rest are named as skipped.
+pub const MAX_NAMES: usize = 24;
+/// Beyond the cache bound, how long `--wait-visible` keeps asking.
+pub const MARGIN: Duration = Duration::from_secs(5);
+const POLL: Duration = Duration::from_millis(250);
+
+/// One name `load` changed: its address before and after (`None`: not served).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub name: String,
+    pub old: Option<Ipv4Addr>,
+    pub new: Option<Ipv4Addr>,
+}
+
+/// The changed names of a load's JSON report (`diff.added`, `changed`, `removed`), in that order.
+pub fn changes(report_json: &str) -> Vec<Change> {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(report_json) else {
+        return vec![];
+    };
+    let addr = |c: &serde_json::Value, k: &str| c.get(k)?.as_str()?.parse().ok();
+    ["added", "changed", "removed"]
+        .iter()
+        .flat_map(|k| {
+            v.pointer(&format!("/diff/{k}"))
+                .and_then(|a| a.as_array().cloned())
+                .unwrap_or_default()
+        })
+        .filter_map(|c| {
+            Some(Change {
+                name: c.get("name")?.as_str()?.trim_end_matches('.').to_string(),
+                old: addr(&c, "old"),
+                new: addr(&c, "new"),
+            })
+        })
+        .collect()
+}
+
+/// How long a program's cached answer may outlive the change: a name that did not exist is cached
+/// as negative (the SOA minimum; macOS at least 60 s), any other by the records' TTL.
+fn bound(c: &Change, adapter: AdapterName, g: &Generation, caching: Caching) -> (Duration, String) {
+    match (c.old, adapter) {
+        (None, a) if a != AdapterName::MacosResolver && !caching.negative => (
+            Duration::ZERO,
+            "the resolver caches no \"no such name\" from the daemon".into(),
+        ),
+        (Some(_), a) if a != AdapterName::MacosResolver && !caching.positive => (
+            Duration::ZERO,
+            "the resolver caches nothing from the daemon".into(),
+        ),
+        (None, AdapterName::MacosResolver) => (
+            Duration::from_secs(u64::from(g.soa.minimum.max(MACOS_NEGATIVE_FLOOR_SECS))),
+            format!(
+                "mDNSResponder keeps a \"no such name\" at least {MACOS_NEGATIVE_FLOOR_SECS} s, doubling on refresh up to {MACOS_NEGATIVE_CEILING_SECS} s"
+            ),
+        ),
+        (None, _) => (
+            Duration::from_secs(u64::from(g.soa.minimum)),
+            format!(
+                "a cached \"no such name\" lives up to the SOA minimum, {} s",
+                g.soa.minimum
+            ),
+        ),
+        (Some(_), _) => (
+            Duration::from_secs(u64::from(g.ttl)),
+            format!("a cached answer lives up to the records' TTL, {} s", g.ttl),
+        ),
+    }
+}
+
+/// The address the native path gives `name` now (`None`: no address).
+fn native(runner: &mut dyn Runner, adapter: AdapterName, name: &str) -> Option<Ipv4Addr> {
+    if adapter == AdapterName::MacosResolver {
+        let argv = ["/usr/bin/dscacheutil", "-q", "host", "-a", "name", name].map(String::from);
+        let out = runner.run(&argv);
+        return out
+            .stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("ip_address:")?.trim().parse().ok());
+    }
+    let out = runner.run(&["getent", "ahostsv4", name].map(String::from));
+    if !out.ok() {
+        return None;
+    }
+    out.stdout.split_ascii_whitespace().next()?.parse().ok()
+}
+
+fn shown(a: Option<Ipv4Addr>) -> String {
+    a.map_or("no address".into(), |a| a.to_string())
+}
+
+/// Polls the native path for every change until each shows its new answer or its bound plus
+/// [`MARGIN`] has passed: a line per name, and whether all became visible.
+pub fn wait(
+    runner: &mut dyn Runner,
+    adapter: AdapterName,
+    caching: Caching,
+    g: &Generation,
+    changes: &[Change],
+    clock: &mut dyn FnMut() -> Duration,
+    sleep: &mut dyn FnMut(Duration),
+) -> (String, bool) {
+    let (polled, skipped) = changes.split_at(changes.len().min(MAX_NAMES));
+    let mut text = String::new();
+    if !skipped.is_empty() {
+        text.push_str(&format!(
+            "wait-visible: {} names polled, {} skipped (at most {MAX_NAMES}): {}\n",
+            polled.len(),
+            skipped.len(),
+            skipped
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
+    let start = clock();
+    let mut pending: Vec<(usize, Duration, String)> = polled
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (b, why) = bound(c, adapter, g, caching);
+            (i, b + MARGIN, why)
+        })
+        .collect();
+    let mut lines: Vec<Option<String>> = vec![None; polled.len()];
+    let mut all = true;
+    while !pending.is_empty() {
+        let now = clock() - start;
+        pending.retain(|(i, limit, why)| {
+            let c = &polled[*i];
+            let got = native(runner, adapter, &c.name);
+            if got == c.new {
+                lines[*i] = Some(format!("{}: visible after {:.1} s ({})\n", c.name, now.as_secs_f64(), shown(got)));
+                return false;
+            }
+            if now >= *limit {
+                all = false;
+                lines[*i] = Some(format!(
+                    "{}: still the old answer after {} s ({}, want {}): {why}; programs that asked before the load keep it until then\n",
+                    c.name,
+                    limit.as_secs(),
+                    shown(got),
+                    shown(c.new)
+                ));
+                return false;
+            }
+            true
+        });
+        if !pending.is_empty() {
+            sleep(POLL);
+        }
+    }
+    lines.into_iter().flatten().for_each(|l| text.push_str(&l));
+    if adapter == AdapterName::MacosResolver {
+        text.push_str(&format!(
+            "to see it now: {MACOS_PURGE} (printed, not run)\n"
+        ));
+    }
+    (text, all)
+}
+
+/// `load --wait-visible`, after the store and the live check: polls this host's native path when a
+/// route is installed; exit 5 when a name is not visible in time.
+pub fn wait_visible(mut report: Report, g: &Generation) -> Result<Report, AppError> {
+    let dir = Path::new(journal::default_dir(Os::this()));
+    let (adapter, caching) = match journal::read(dir) {
+        Ok(Some(j)) if j.zone.trim_end_matches('.') == g.zone.trim_end_matches('.') => {
+            (j.adapter, caching_of(j.adapter, &j.server))
+        }
+        _ => {
+            report.text.push_str("wait-visible: no route of this zone is installed on this host: nothing to wait for\n");
+            return Ok(report);
+        }
+    };
+    let changes = changes(&report.render(true));
+    let mut runner = SystemRunner::new(Duration::from_secs(5));
+    let t0 = Instant::now();
+    let (text, all) = wait(
+        &mut runner,
+        adapter,
+        caching,
+        g,
+        &changes,
+        &mut || t0.elapsed(),
+        &mut std::thread::sleep,
+    );
+    report.text.push_str(&text);
+    if all {
+        return Ok(report);
+    }
+    Err(AppError::new(
+        Class::Partial,
+        format!("serial {} is live, but not every changed name is visible through this host's resolver yet", g.serial),
+        "wait out the cache bound above, or start programs afresh; pigsty-dns never flushes caches",
+    )
+    .with_report(report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn generation() -> Generation {
+        let d = tempfile::tempdir().unwrap();
+        let yaml = d.path().join("in.yml");
+        std::fs::write(
+            &yaml,
+            "all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n",
+        )
+        .unwrap();
+        let zone = crate::name::Zone::parse("pigsty.test").unwrap();
+        let (set, input) = crate::input::read(&yaml, &zone).unwrap();
+        let dir = crate::store::StateDir::open(&d.path().join("state"), true).unwrap();
+        match dir.commit(set, 30, 5, input, false).unwrap() {
+            crate::store::Outcome::Stored { generation, .. } => generation,
+            _ => panic!("not stored"),
+        }
+    }
+
+    #[test]
+    fn the_line_names_the_bounds_of_the_adapter_and_macos_prints_the_purge_it_never_runs() {
+        let g = generation();
+        let l = cache_line(AdapterName::ResolvedLink, &g, Caching::ALL);
+        assert!(l.contains("up to 30 s") && l.contains("up to 5 s"), "{l}");
+        assert!(l.contains("no cache is flushed"), "{l}");
+        let m = cache_line(AdapterName::MacosResolver, &g, Caching::ALL);
+        // resolved and a daemon on loopback: nothing cached (CacheFromLocalhost=no, the default).
+        let none = resolved_caching(&[], true);
+        assert_eq!(
+            none,
+            Caching {
+                positive: false,
+                negative: false
+            }
+        );
+        assert!(cache_line(AdapterName::ResolvedLink, &g, none).contains("at once"));
+        let on = ["[Resolve]\nCache=no-negative\nCacheFromLocalhost=yes\n".to_string()];
+        assert_eq!(
+            resolved_caching(&on, true),
+            Caching {
+                positive: true,
+                negative: false
+            }
+        );
+        assert!(
+            !resolved_caching(
+                &["[Resolve]
+Cache=no
+"
+                .into()],
+                false
+            )
+            .positive
+        );
+        assert_eq!(resolved_caching(&[], false), Caching::ALL);
+        assert!(
+            m.contains("at least 60 s") && m.contains("up to 3600 s"),
+            "{m}"
+        );
+        assert!(
+            m.contains("sudo killall -HUP mDNSResponder (not run)"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn the_changed_names_come_from_the_load_report_in_diff_order() {
+        let json = r#"{"diff":{"added":[{"name":"new.pigsty.test","new":"10.10.10.5"}],"changed":[{"name":"meta.pigsty.test","old":"10.10.10.10","new":"10.10.10.11"}],"removed":[{"name":"old.pigsty.test","old":"10.10.10.9"}]}}"#;
+        let c = changes(json);
+        assert_eq!(c.len(), 3);
+        assert_eq!(
+            (c[0].name.as_str(), c[0].old, c[0].new),
+            ("new.pigsty.test", None, Some(Ipv4Addr::new(10, 10, 10, 5)))
+        );
+        assert_eq!(c[1].old, Some(Ipv4Addr::new(10, 10, 10, 10)));
+        assert_eq!((c[2].name.as_str(), c[2].new), ("old.pigsty.test", None));
+        assert!(changes("not json").is_empty());
+    }
+
+    /// A fake clock that advances by each sleep.
+    fn run_wait(
+        runner: &mut crate::sys::runner::ScriptedRunner,
+        adapter: AdapterName,
+        changes: &[Change],
+    ) -> (String, bool) {
+        let g = generation();
+        let now = std::cell::Cell::new(Duration::ZERO);
+        wait(
+            runner,
+            adapter,
+            Caching::ALL,
+            &g,
+            changes,
+            &mut || now.get(),
+            &mut |d| now.set(now.get() + d),
+        )
+    }
+
+    #[test]
+    fn each_name_is_visible_after_its_time_or_still_old_after_its_bound_plus_5_s() {
+        use crate::sys::runner::{Output, ScriptedRunner};
+        let mut r = ScriptedRunner::new();
+        // The changed name shows its new address on the 3rd ask; the new name never appears.
+        let old = Output::ok_with("10.10.10.10 STREAM meta.pigsty.test\n");
+        r.always(
+            "getent ahostsv4 meta.pigsty.test",
+            Output::ok_with("10.10.10.11 STREAM meta.pigsty.test\n"),
+        )
+        .always("getent ahostsv4 new.pigsty.test", Output::fail(2, ""))
+        .once("getent ahostsv4 meta.pigsty.test", old.clone())
+        .once("getent ahostsv4 meta.pigsty.test", old);
+        let c = [
+            Change {
+                name: "meta.pigsty.test".into(),
+                old: Some(Ipv4Addr::new(10, 10, 10, 10)),
+                new: Some(Ipv4Addr::new(10, 10, 10, 11)),
+            },
+            Change {
+                name: "new.pigsty.test".into(),
+                old: None,
+                new: Some(Ipv4Addr::new(10, 10, 10, 5)),
+            },
+        ];
+        let (text, all) = run_wait(&mut r, AdapterName::ResolvedLink, &c);
+        assert!(!all, "{text}");
+        assert!(
+            text.contains("meta.pigsty.test: visible after 0.5 s (10.10.10.11)"),
+            "{text}"
+        );
+        // A new name: the negative bound (SOA minimum 5 s) + 5 s.
+        assert!(
+            text.contains(
+                "new.pigsty.test: still the old answer after 10 s (no address, want 10.10.10.5)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("SOA minimum, 5 s"), "{text}");
+        assert!(!text.contains("killall"), "{text}");
+    }
+
+    #[test]
+    fn a_removed_name_is_visible_when_it_has_no_address_and_macos_prints_the_purge() {
+        use crate::sys::runner::ScriptedRunner;
+        let mut r = ScriptedRunner::new();
+        r.fallback = Some(crate::sys::runner::Output::ok_with(""));
+        let c: Vec<Change> = (0..MAX_NAMES + 2)
+            .map(|i| Change {
+                name: format!("n{i}.pigsty.test"),
+                old: Some(Ipv4Addr::new(10, 10, 10, 1)),
+                new: None,
+            })
+            .collect();
+        let (text, all) = run_wait(&mut r, AdapterName::MacosResolver, &c);
+        assert!(all, "{text}");
+        assert!(
+            text.contains("n0.pigsty.test: visible after 0.0 s (no address)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("2 skipped (at most 24): n24.pigsty.test n25.pigsty.test"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("to see it now: sudo killall -HUP mDNSResponder (printed, not run)\n"),
+            "{text}"
+        );
+    }
+}
