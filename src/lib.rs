@@ -27,7 +27,7 @@
 //!   its stored generations for the reverse zone.
 //! - Shared by all: [`defaults`] (listen address, zone, TTLs, limits, environment names), [`output`]
 //!   (the JSON format number, stable JSON, reports), [`error`] (classes and exit codes), [`digest`],
-//!   [`transport`], and [`sys`], the host layer (atomic writes, users, locks, the platform, systemd's
+//!   [`transport`], [`resolved_conf`] (systemd-resolved's settings as systemd reads them), and [`sys`], the host layer (atomic writes, users, locks, the platform, systemd's
 //!   version, running programs).
 
 pub mod answer;
@@ -45,6 +45,7 @@ pub mod output;
 pub mod probe;
 pub mod records;
 pub mod reload;
+pub mod resolved_conf;
 pub mod reverse_view;
 pub mod route;
 pub mod sd_notify;

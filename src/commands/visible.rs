@@ -11,7 +11,6 @@ use crate::error::{AppError, Class};
 use crate::generation::Generation;
 use crate::output::Report;
 use crate::route::adapter::AdapterName;
-use crate::route::hosts_view::resolved_texts;
 use crate::route::journal;
 use crate::sys::runner::SystemRunner;
 use crate::sys::{Os, Runner};
@@ -42,29 +41,20 @@ impl Caching {
 /// `[Resolve]` assignment wins): `Cache=` (default yes; `no-negative`) and, for a server on a
 /// loopback address, `CacheFromLocalhost=` (default no: then nothing from it is cached at all).
 pub fn resolved_caching(texts: &[String], server_on_loopback: bool) -> Caching {
-    let (mut cache, mut from_localhost) = ("yes".to_string(), false);
-    for text in texts {
-        let mut in_resolve = false;
-        for line in text.lines().map(str::trim) {
-            if line.starts_with('[') {
-                in_resolve = line == "[Resolve]";
-                continue;
+    use crate::resolved_conf::{assignments, boolean, boolean_setting};
+    // Cache= is a boolean or "no-negative"; what systemd cannot read it ignores.
+    let cache = assignments(texts, "Cache")
+        .into_iter()
+        .fold("yes".to_string(), |now, v| {
+            let v = v.to_ascii_lowercase();
+            match v.as_str() {
+                "" => "yes".into(),
+                "no-negative" => v,
+                _ => boolean(&v).map_or(now, |b| if b { "yes" } else { "no" }.into()),
             }
-            let Some((k, v)) = line.split_once('=') else {
-                continue;
-            };
-            let v = v.trim().to_ascii_lowercase();
-            match (in_resolve, k.trim()) {
-                (true, "Cache") => cache = if v.is_empty() { "yes".into() } else { v },
-                (true, "CacheFromLocalhost") => {
-                    from_localhost = matches!(v.as_str(), "1" | "yes" | "y" | "true" | "t" | "on")
-                }
-                _ => {}
-            }
-        }
-    }
-    let on = !matches!(cache.as_str(), "no" | "0" | "false" | "n" | "f" | "off")
-        && (from_localhost || !server_on_loopback);
+        });
+    let from_localhost = boolean_setting(texts, "CacheFromLocalhost", false);
+    let on = cache != "no" && (from_localhost || !server_on_loopback);
     Caching {
         positive: on,
         negative: on && cache != "no-negative",
@@ -98,7 +88,7 @@ fn caching_of(adapter: AdapterName, server: &str) -> Caching {
             let loopback = server
                 .parse::<std::net::SocketAddr>()
                 .is_ok_and(|a| a.ip().is_loopback());
-            resolved_caching(&resolved_texts(Path::new("/")), loopback)
+            resolved_caching(&crate::resolved_conf::texts(Path::new("/")), loopback)
         }
     }
 }
@@ -379,6 +369,17 @@ Cache=no
             .positive
         );
         assert_eq!(resolved_caching(&[], false), Caching::ALL);
+        // What systemd cannot read it ignores (a warning in its log): the earlier value stands.
+        let unread = [
+            "[Resolve]\nCache=no\nCache=maybe\nCacheFromLocalhost=yes\nCacheFromLocalhost=?\n"
+                .to_string(),
+        ];
+        assert!(!resolved_caching(&unread, true).positive);
+        let reset = [
+            "[Resolve]\nCache=no\nCacheFromLocalhost=yes\n".to_string(),
+            "[Resolve]\nCache=\n".to_string(),
+        ];
+        assert_eq!(resolved_caching(&reset, true), Caching::ALL);
         assert!(
             m.contains("at least 60 s") && m.contains("up to 3600 s"),
             "{m}"

@@ -14,46 +14,52 @@ use serde::Serialize;
 use super::file::{BarnBlock, HostsError, HostsFile, HostsLine, LineClass};
 use super::nss::{FilesOrder, NssHosts};
 use crate::generation::Generation;
+use crate::records::{Ptr, Record};
 use crate::reverse_view::ptr_owner;
 
 /// What the live generation answers, as the findings need it.
 pub trait ZoneAnswers {
     /// The zone, lowercase, without the trailing dot.
     fn zone(&self) -> &str;
+    /// The served records, sorted by name (lowercase, without the trailing dot), all in one /24.
+    fn records(&self) -> &[Record];
+    /// The PTRs, sorted by address.
+    fn ptrs(&self) -> &[Ptr];
+
     /// The A record of a lowercase name without the trailing dot; `None`: NXDOMAIN or no A.
-    fn address_of(&self, fqdn: &str) -> Option<Ipv4Addr>;
-    /// The managed /24 (its first three octets); `None` for the empty zone.
-    fn reverse_net(&self) -> Option<[u8; 3]>;
+    fn address_of(&self, fqdn: &str) -> Option<Ipv4Addr> {
+        let records = self.records();
+        let i = records
+            .binary_search_by(|r| r.name.as_str().cmp(fqdn))
+            .ok()?;
+        Some(records[i].address)
+    }
+
+    /// The managed /24 (its first three octets, the first record's as
+    /// [`crate::records::reverse_zone`] takes it); `None` for the empty zone.
+    fn reverse_net(&self) -> Option<[u8; 3]> {
+        let [a, b, c, _] = self.records().first()?.address.octets();
+        Some([a, b, c])
+    }
+
     /// The PTR target of an address, lowercase, without the trailing dot.
-    fn ptr_of(&self, address: Ipv4Addr) -> Option<&str>;
+    fn ptr_of(&self, address: Ipv4Addr) -> Option<&str> {
+        let ptrs = self.ptrs();
+        let i = ptrs.binary_search_by(|p| p.address.cmp(&address)).ok()?;
+        Some(ptrs[i].name.trim_end_matches('.'))
+    }
 }
 
-/// A checked generation (what `route::live` reads from the state dir): records sorted by name, PTRs
-/// by address, one /24 (the first record's, as [`crate::records::reverse_zone`] takes it).
+/// A checked generation (what `route::live` reads from the state dir).
 impl ZoneAnswers for Generation {
     fn zone(&self) -> &str {
         self.zone.trim_end_matches('.')
     }
-
-    fn address_of(&self, fqdn: &str) -> Option<Ipv4Addr> {
-        let i = self
-            .records
-            .binary_search_by(|r| r.name.as_str().cmp(fqdn))
-            .ok()?;
-        Some(self.records[i].address)
+    fn records(&self) -> &[Record] {
+        &self.records
     }
-
-    fn reverse_net(&self) -> Option<[u8; 3]> {
-        let [a, b, c, _] = self.records.first()?.address.octets();
-        Some([a, b, c])
-    }
-
-    fn ptr_of(&self, address: Ipv4Addr) -> Option<&str> {
-        let i = self
-            .ptr
-            .binary_search_by(|p| p.address.cmp(&address))
-            .ok()?;
-        Some(self.ptr[i].name.trim_end_matches('.'))
+    fn ptrs(&self) -> &[Ptr] {
+        &self.ptr
     }
 }
 
@@ -65,14 +71,11 @@ impl ZoneAnswers for EmptyZone {
     fn zone(&self) -> &str {
         &self.0
     }
-    fn address_of(&self, _: &str) -> Option<Ipv4Addr> {
-        None
+    fn records(&self) -> &[Record] {
+        &[]
     }
-    fn reverse_net(&self) -> Option<[u8; 3]> {
-        None
-    }
-    fn ptr_of(&self, _: Ipv4Addr) -> Option<&str> {
-        None
+    fn ptrs(&self) -> &[Ptr] {
+        &[]
     }
 }
 

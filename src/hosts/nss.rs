@@ -500,28 +500,7 @@ pub fn resolv_target_is_stub(target: &Path) -> bool {
 /// `[Resolve]` section wins; an empty one resets to the default; a value systemd cannot read as a
 /// boolean is ignored, as systemd ignores it.
 pub fn resolved_reads_etc_hosts(texts: &[&str]) -> bool {
-    let mut reads = true;
-    for text in texts {
-        let mut in_resolve = false;
-        for line in text.lines().map(str::trim) {
-            if line.starts_with('[') {
-                in_resolve = line == "[Resolve]";
-                continue;
-            }
-            let Some((key, value)) = line.split_once('=') else {
-                continue;
-            };
-            if !in_resolve || key.trim() != "ReadEtcHosts" {
-                continue;
-            }
-            match value.trim().to_ascii_lowercase().as_str() {
-                "" | "1" | "yes" | "y" | "true" | "t" | "on" => reads = true,
-                "0" | "no" | "n" | "false" | "f" | "off" => reads = false,
-                _ => {}
-            }
-        }
-    }
-    reads
+    crate::resolved_conf::boolean_setting(texts, "ReadEtcHosts", true)
 }
 
 #[cfg(test)]

@@ -7,8 +7,7 @@
 //! → check → `barn hosts uninstall`). Only a `hosts:` line under which no route can take effect for
 //! `getaddrinfo` refuses the install (exit 3): then the route could never be verified.
 
-use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::adapter::AdapterName;
 use super::context::Ctx;
@@ -46,22 +45,11 @@ impl ZoneAnswers for Live {
     fn zone(&self) -> &str {
         self.zone.trim_end_matches('.')
     }
-
-    fn address_of(&self, fqdn: &str) -> Option<Ipv4Addr> {
-        let i = self
-            .records
-            .binary_search_by(|r| r.name.as_str().cmp(fqdn))
-            .ok()?;
-        Some(self.records[i].address)
+    fn records(&self) -> &[crate::records::Record] {
+        &self.records
     }
-
-    fn reverse_net(&self) -> Option<[u8; 3]> {
-        let [a, b, c, _] = self.records.first()?.address.octets();
-        Some([a, b, c])
-    }
-
-    fn ptr_of(&self, address: Ipv4Addr) -> Option<&str> {
-        self.canonical(address)
+    fn ptrs(&self) -> &[crate::records::Ptr] {
+        &self.ptr
     }
 }
 
@@ -75,15 +63,6 @@ pub fn hosts_path(os: Os) -> &'static str {
 
 const NSSWITCH: &str = "/etc/nsswitch.conf";
 const RESOLV_CONF: &str = "/etc/resolv.conf";
-const RESOLVED_CONF: &str = "/etc/systemd/resolved.conf";
-/// Where systemd-resolved's drop-ins are, highest precedence first.
-const RESOLVED_CONF_DIRS: [&str; 4] = [
-    "/etc/systemd/resolved.conf.d",
-    "/run/systemd/resolved.conf.d",
-    "/usr/local/lib/systemd/resolved.conf.d",
-    "/usr/lib/systemd/resolved.conf.d",
-];
-
 /// The `hosts:` line in effect and whether a route of this adapter can take effect under it.
 #[derive(Debug, Clone)]
 pub struct Nss {
@@ -109,30 +88,6 @@ fn read_text(root: &Path, abs: &str) -> Option<String> {
     std::fs::read(under(root, abs))
         .ok()
         .map(|b| String::from_utf8_lossy(&b).into_owned())
-}
-
-/// resolved.conf, then its drop-ins by file name, as systemd reads them: from /etc, /run,
-/// /usr/local/lib and /usr/lib, a name in an earlier directory hiding the same name in a later one.
-pub fn resolved_texts(root: &Path) -> Vec<String> {
-    let mut texts: Vec<String> = read_text(root, RESOLVED_CONF).into_iter().collect();
-    let mut drop_ins: std::collections::BTreeMap<std::ffi::OsString, PathBuf> = Default::default();
-    for dir in RESOLVED_CONF_DIRS.iter().rev() {
-        let Ok(rd) = std::fs::read_dir(under(root, dir)) else {
-            continue;
-        };
-        for p in rd.flatten().map(|e| e.path()) {
-            if let (Some(n), true) = (p.file_name(), p.extension().is_some_and(|x| x == "conf")) {
-                drop_ins.insert(n.to_os_string(), p.clone());
-            }
-        }
-    }
-    texts.extend(
-        drop_ins
-            .values()
-            .filter_map(|p| std::fs::read(p).ok())
-            .map(|b| String::from_utf8_lossy(&b).into_owned()),
-    );
-    texts
 }
 
 /// Whether glibc's `dns` source reaches the route: resolved's stub for its adapters; for NM's
@@ -213,7 +168,7 @@ impl View {
             let nss = read_nss(&ctx.root, &zone, adapter);
             let reads = adapter.is_some_and(is_resolved)
                 && hosts::resolved_reads_etc_hosts(
-                    &resolved_texts(&ctx.root)
+                    &crate::resolved_conf::texts(&ctx.root)
                         .iter()
                         .map(String::as_str)
                         .collect::<Vec<_>>(),

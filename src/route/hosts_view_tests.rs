@@ -3,6 +3,8 @@
 use super::*;
 use crate::route::status::testing::with_ctx;
 use crate::sys::runner::ScriptedRunner;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
 
 const ZONE: &str = "pigsty.test";
 

@@ -3,7 +3,6 @@
 //! (what the reverse lookups must return). Route runs as root while the files belong to the daemon's
 //! user, so they are checked against the state dir's owner, with every other rule of the store.
 
-use std::net::Ipv4Addr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -25,16 +24,6 @@ pub struct Live {
     /// The served names, sorted by name (lowercase, without the trailing dot): what the hosts
     /// findings compare with and the default name the native check resolves.
     pub records: Vec<Record>,
-}
-
-impl Live {
-    /// The canonical name of `address` (its PTR target), lowercase, without the trailing dot.
-    pub fn canonical(&self, address: Ipv4Addr) -> Option<&str> {
-        self.ptr
-            .iter()
-            .find(|p| p.address == address)
-            .map(|p| p.name.trim_end_matches('.'))
-    }
 }
 
 /// The newest generation of `state_dir` that checks out; Ok(None) when it has none (nothing loaded

@@ -14,6 +14,7 @@ use super::adapter::{AdapterName, Params, macos};
 use super::context::Ctx;
 use super::dnsinfo;
 use super::live::Live;
+use crate::hosts::ZoneAnswers;
 use crate::status_file::{self, CountersSnapshot, Status};
 use crate::sys::argv;
 
@@ -312,7 +313,7 @@ fn reverse_checks(
             ),
         )];
     }
-    let Some(want) = live.and_then(|l| l.canonical(addr)).map(str::to_string) else {
+    let Some(want) = live.and_then(|l| l.ptr_of(addr)).map(str::to_string) else {
         return vec![check(
             "canonical name",
             false,

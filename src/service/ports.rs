@@ -189,63 +189,26 @@ fn is_off(v: &str) -> bool {
     )
 }
 
-/// The effective `MulticastDNS=` from resolved.conf and its drop-ins (later wins, /etc over /run over
-/// /usr/lib for one file name). With no setting, the shipped file's commented default line
-/// (`#MulticastDNS=no`) tells the compiled-in default.
+/// The effective `MulticastDNS=` from resolved.conf and its drop-ins (the last one wins). With no
+/// setting, the shipped file's commented default line (`#MulticastDNS=no`) tells the compiled-in
+/// default.
 pub fn multicast_dns_setting(root: &Path) -> Option<String> {
-    let main = root.join("etc/systemd/resolved.conf");
-    let main_text = std::fs::read_to_string(&main).unwrap_or_default();
-    let mut value = key_in(&main_text, false);
-    let mut dropins: std::collections::BTreeMap<String, std::path::PathBuf> = Default::default();
-    for dir in [
-        "usr/lib/systemd/resolved.conf.d",
-        "run/systemd/resolved.conf.d",
-        "etc/systemd/resolved.conf.d",
-    ] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".conf") {
-                dropins.insert(name, e.path());
-            }
-        }
+    use crate::resolved_conf;
+    let texts = resolved_conf::texts(root);
+    if let Some(v) = resolved_conf::assignments(&texts, "MulticastDNS").last() {
+        return Some(v.to_string());
     }
-    for path in dropins.values() {
-        if let Some(v) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| key_in(&t, false))
-        {
-            value = Some(v);
-        }
-    }
-    value.or_else(|| key_in(&main_text, true))
-}
-
-/// The last `MulticastDNS=` in the [Resolve] section; `commented` reads `#MulticastDNS=` lines instead.
-fn key_in(text: &str, commented: bool) -> Option<String> {
-    let mut in_resolve = false;
-    let mut found = None;
-    for line in text.lines() {
-        let l = line.trim();
-        if l.starts_with('[') {
-            in_resolve = l == "[Resolve]";
-            continue;
-        }
-        let l = if commented {
-            match l.strip_prefix('#') {
-                Some(rest) => rest.trim_start(),
-                None => continue,
-            }
-        } else {
-            l
-        };
-        if let Some(v) = l.strip_prefix("MulticastDNS=").filter(|_| in_resolve) {
-            found = Some(v.trim().to_string());
-        }
-    }
-    found
+    let main = std::fs::read_to_string(root.join(resolved_conf::MAIN)).ok()?;
+    let commented: Vec<String> = main
+        .lines()
+        .map(|l| {
+            let l = l.trim();
+            l.strip_prefix('#').map_or(l, str::trim_start).to_string()
+        })
+        .collect();
+    resolved_conf::assignments(&[commented.join("\n")], "MulticastDNS")
+        .last()
+        .map(|v| v.to_string())
 }
 
 /// Who holds a UDP port, from /proc/net/udp{,6}: "uid N".
