@@ -204,17 +204,38 @@ fn shown(a: Option<Ipv4Addr>) -> String {
     a.map_or("no address".into(), |a| a.to_string())
 }
 
+/// This host's native path, as `--wait-visible` asks it.
+pub struct Native<'a> {
+    pub adapter: AdapterName,
+    pub caching: Caching,
+    /// Where the hosts file is (named in the lines).
+    pub hosts_path: &'a str,
+    /// Its answering lines (none when it cannot be read: then nothing is attributed to it).
+    pub hosts: &'a [crate::hosts::HostsLine],
+}
+
+impl Native<'_> {
+    /// The first hosts line naming `fqdn` (glibc's first match; case and a trailing dot ignored).
+    fn shadowing(&self, fqdn: &str) -> Option<&crate::hosts::HostsLine> {
+        self.hosts.iter().find(|l| {
+            l.names
+                .iter()
+                .any(|n| n.trim_end_matches('.').eq_ignore_ascii_case(fqdn))
+        })
+    }
+}
+
 /// Polls the native path for every change until each shows its new answer or its bound plus
 /// [`MARGIN`] has passed: a line per name, and whether all became visible.
 pub fn wait(
     runner: &mut dyn Runner,
-    adapter: AdapterName,
-    caching: Caching,
+    host: &Native<'_>,
     g: &Generation,
     changes: &[Change],
     clock: &mut dyn FnMut() -> Duration,
     sleep: &mut dyn FnMut(Duration),
 ) -> (String, bool) {
+    let (adapter, caching) = (host.adapter, host.caching);
     let (polled, skipped) = changes.split_at(changes.len().min(MAX_NAMES));
     let mut text = String::new();
     if !skipped.is_empty() {
@@ -247,6 +268,18 @@ pub fn wait(
             let got = native(runner, adapter, &c.name);
             if got == c.new {
                 lines[*i] = Some(format!("{}: visible after {:.1} s ({})\n", c.name, now.as_secs_f64(), shown(got)));
+                return false;
+            }
+            // The hosts file's answer is no cache: waiting would not change it.
+            if let Some(l) = host.shadowing(&c.name).filter(|l| got.is_some() && l.ipv4() == got) {
+                all = false;
+                lines[*i] = Some(format!(
+                    "{}: line {} of {} ({}) answers it before the zone: not visible while that line is there\n",
+                    c.name,
+                    l.number,
+                    host.hosts_path,
+                    crate::text::cut(&l.text)
+                ));
                 return false;
             }
             if now >= *limit {
@@ -291,10 +324,20 @@ pub fn wait_visible(mut report: Report, g: &Generation) -> Result<Report, AppErr
     let changes = changes(&report.render(true));
     let mut runner = SystemRunner::new(Duration::from_secs(5));
     let t0 = Instant::now();
-    let (text, all) = wait(
-        &mut runner,
+    let hosts_path = crate::route::hosts_view::hosts_path(Os::this());
+    let hosts = crate::hosts::read(Path::new(hosts_path))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let host = Native {
         adapter,
         caching,
+        hosts_path,
+        hosts: &hosts.lines,
+    };
+    let (text, all) = wait(
+        &mut runner,
+        &host,
         g,
         &changes,
         &mut || t0.elapsed(),
@@ -304,10 +347,15 @@ pub fn wait_visible(mut report: Report, g: &Generation) -> Result<Report, AppErr
     if all {
         return Ok(report);
     }
+    let next = if text.contains(" answers it before the zone") {
+        "remove the hosts line named above (pigsty-dns never edits the hosts file; `pigsty-dns route status` lists every line that answers before the zone)"
+    } else {
+        "wait out the cache bound above, or start programs afresh; pigsty-dns never flushes caches"
+    };
     Err(AppError::new(
         Class::Partial,
         format!("serial {} is live, but not every changed name is visible through this host's resolver yet", g.serial),
-        "wait out the cache bound above, or start programs afresh; pigsty-dns never flushes caches",
+        next,
     )
     .with_report(report))
 }
@@ -412,15 +460,15 @@ Cache=no
     ) -> (String, bool) {
         let g = generation();
         let now = std::cell::Cell::new(Duration::ZERO);
-        wait(
-            runner,
+        let host = Native {
             adapter,
-            Caching::ALL,
-            &g,
-            changes,
-            &mut || now.get(),
-            &mut |d| now.set(now.get() + d),
-        )
+            caching: Caching::ALL,
+            hosts_path: "/etc/hosts",
+            hosts: &[],
+        };
+        wait(runner, &host, &g, changes, &mut || now.get(), &mut |d| {
+            now.set(now.get() + d)
+        })
     }
 
     #[test]
@@ -491,5 +539,60 @@ Cache=no
             text.ends_with("to see it now: sudo killall -HUP mDNSResponder (printed, not run)\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_name_a_hosts_line_answers_fails_at_once_naming_the_line() {
+        use crate::sys::runner::{Output, ScriptedRunner};
+        let mut r = ScriptedRunner::new();
+        r.always(
+            "getent ahostsv4 meta.pigsty.test",
+            Output::ok_with("10.10.10.99 STREAM meta.pigsty.test\n"),
+        )
+        .always(
+            "getent ahostsv4 db.pigsty.test",
+            Output::ok_with("10.10.10.30 STREAM db.pigsty.test\n"),
+        );
+        let hosts = crate::hosts::parse(
+            b"127.0.0.1 localhost\n10.10.10.99 Meta.Pigsty.Test. meta\n10.10.10.30 db.pigsty.test\n",
+        )
+        .unwrap();
+        let c = [
+            Change {
+                name: "meta.pigsty.test".into(),
+                old: Some(Ipv4Addr::new(10, 10, 10, 10)),
+                new: Some(Ipv4Addr::new(10, 10, 10, 11)),
+            },
+            // A line with the new address: getent shows what the zone now serves.
+            Change {
+                name: "db.pigsty.test".into(),
+                old: Some(Ipv4Addr::new(10, 10, 10, 3)),
+                new: Some(Ipv4Addr::new(10, 10, 10, 30)),
+            },
+        ];
+        let g = generation();
+        let now = std::cell::Cell::new(Duration::ZERO);
+        let host = Native {
+            adapter: AdapterName::ResolvedLink,
+            caching: Caching::ALL,
+            hosts_path: "/etc/hosts",
+            hosts: &hosts.lines,
+        };
+        let (text, all) = wait(&mut r, &host, &g, &c, &mut || now.get(), &mut |d| {
+            now.set(now.get() + d)
+        });
+        assert!(!all, "{text}");
+        assert!(
+            text.contains(
+                "meta.pigsty.test: line 2 of /etc/hosts (10.10.10.99 Meta.Pigsty.Test. meta) answers it before the zone: not visible while that line is there\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("db.pigsty.test: visible after 0.0 s (10.10.10.30)"),
+            "{text}"
+        );
+        // Failed at once: no waiting out the cache bound for a name the hosts file answers.
+        assert_eq!(now.get(), Duration::ZERO, "{text}");
     }
 }

@@ -669,10 +669,40 @@ hosts_mode() {
 	env -u PIGSTY_DNS_LISTEN PATH=$ST/bin:$PATH timeout 60 "$PIGSTY_DNS_BIN" route install --root "$ST/rroot" --link-variant runtime --yes --state-dir "$ST/srv" >>"$ST/logs/install-hosts.log" 2>&1
 	check "hosts: install again after resolved's restart" 0 "$?"
 	hosts_measure cached "$runs" $ttl $neg
+	wait_visible_live
 	route uninstall --yes >"$ST/logs/uninstall-hosts.log" 2>&1
 	stop_daemon; stop_resolved; stop_upstream; ip link del pu0
 	rm -f /run/systemd/resolved.conf.d/40-upstream.conf /run/systemd/resolved.conf.d/50-cache.conf "$ST/rroot/etc/hosts"
 	umount /etc/hosts
+}
+# load --wait-visible against this resolved (with CacheFromLocalhost=yes, so a program's cached answer
+# is real): it returns once getent shows the change, and fails at once (exit 5) naming a hosts line that
+# answers the name first. Needs hosts_mode's helpers and state; the route journal is found at its real
+# place, /var/lib/pigsty-dns-route, through a bind of the --root's /var/lib in this namespace only.
+wait_visible_live() {
+	local out rc t0 el got t=$SECONDS
+	mount --bind "$ST/rroot/var/lib" /var/lib || die "bind /var/lib"
+	wv() { "$PIGSTY_DNS_SERVE_BIN" load "$ST/conv-$1.yml" --ttl $ttl --state-dir "$ST/srv" --wait-visible 2>&1; }
+	for x in c:23 d:24 e:25; do
+		printf 'all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n    10.10.10.%s: { nodename: wv }\n' "${x#*:}" >"$ST/conv-${x%%:*}.yml"
+	done
+	ld c; ga wv.pigsty.test >/dev/null   # a program asked: resolved caches 10.10.10.23 up to the TTL
+	t0=$(now); out=$(wv d); rc=$?; el=$(since "$t0"); got=$(ga wv.pigsty.test)
+	echo "$out" >"$ST/logs/wait-visible.log"
+	check "wait-visible: load --wait-visible exits 0 once the change shows" 0 "$rc"
+	check "wait-visible: it says when the name became visible" 1 "$(grep -c '^wv.pigsty.test: visible after ' <<<"$out")"
+	check "wait-visible: getent has the new address the moment load returns" 10.10.10.24 "$got"
+	check "wait-visible: it returned within the TTL ($ttl s) + 1.5 s" yes "$(within $ttl "$el")"
+	echo "# wait-visible: load --wait-visible returned after $el s ($(grep -o 'visible after [0-9.]* s' <<<"$out"), --ttl $ttl, CacheFromLocalhost=yes)"
+	printf '127.0.0.1 localhost\n10.10.10.99 wv.pigsty.test\n' >"$ST/hosts"
+	t0=$(now); out=$(wv e); rc=$?; el=$(since "$t0")
+	echo "$out" >"$ST/logs/wait-visible-shadowed.log"
+	check "wait-visible: a hosts line in the way: exit 5" 5 "$rc"
+	check "wait-visible: ... naming the line, at once (not after the cache bound)" "1 yes" \
+		"$(grep -c '^wv.pigsty.test: line 2 of /etc/hosts (10.10.10.99 wv.pigsty.test) answers it before the zone' <<<"$out") $(within 0 "$el")"
+	printf '127.0.0.1 localhost\n' >"$ST/hosts"
+	umount /var/lib
+	echo "# wait-visible took $((SECONDS - t)) s"
 }
 # ================================================================ end of issue 23 (hosts-wire)
 
