@@ -434,7 +434,7 @@ fn lookup<'a>(host: &Found<'a>, key: &str) -> Result<Option<(&'a Yaml, String)>,
 fn resolve_host(h: &Found<'_>) -> Result<Host, InputError> {
     let skip = match lookup(h, "vm_skip")? {
         None | Some((Yaml::Null, _)) => false,
-        Some((Yaml::Bool(b), _)) => *b,
+        Some((Yaml::Bool(b, _), _)) => *b,
         Some((other, origin)) => {
             return Err(InputError::new(
                 origin,
@@ -500,13 +500,13 @@ fn node_name(h: &Found<'_>) -> Result<Named, InputError> {
         };
         if !cluster.is_empty() {
             let seq = match s {
-                Yaml::Int(i) if (0..=i128::from(i32::MAX)).contains(i) => *i,
-                // `1.0` and `1e0` print as `1` by Display: shown as a number, never as an integer.
-                Yaml::Float(x) => {
+                Yaml::Int(i, _) if (0..=i128::from(i32::MAX)).contains(i) => *i,
+                // Shown as written (`1e0`, `1.0`), and said to be a number, not an integer.
+                Yaml::Float(..) => {
                     return Err(InputError::new(
                         s_origin,
                         format!(
-                            "is the number {x:?}, not an integer; pg_seq is an unquoted integer \
+                            "is the number {s}, not an integer; pg_seq is an unquoted integer \
                              from 0 to 2147483647"
                         ),
                         "write pg_seq as a whole number, e.g. pg_seq: 1 (or set nodename)",
