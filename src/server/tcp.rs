@@ -222,8 +222,13 @@ async fn connection(
         if !c.flush().await {
             return;
         }
-        // Evicted: every query already read has been answered above; now close.
-        if close || stopping(&stop) || c.lease.is_evicted() {
+        if close || stopping(&stop) {
+            return;
+        }
+        // Evicted while answering or writing (a transfer, a stalled write): what the client sent
+        // meanwhile is still in the kernel's buffer, unread, and is answered before the close.
+        if c.lease.is_evicted() {
+            c.drain(&mut input, &mut chunk).await;
             return;
         }
         let deadline = c.last_message + c.idle();
