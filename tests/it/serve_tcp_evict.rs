@@ -8,7 +8,8 @@
 //! certainly in the kernel's buffer, unread, when the connection is evicted. It can be evicted once its
 //! write has stalled for a second; until then each new connection is refused (closed at once), so the
 //! test tries a bounded number of times. Then the client reads again: the whole transfer, an answer to
-//! every query, then the close.
+//! every query, then the close. The idle case (evicted while waiting for its next query) is made
+//! reproducible by stopping the server while both the new connection and the old one's queries arrive.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -159,4 +160,103 @@ fn evicted_with_queued_queries(addr: SocketAddr, wait: Duration) {
             .expect("a close, not a reset or a timeout"),
         0
     );
+}
+
+/// Sends SIGCONT to the server when dropped, so a failing test never leaves it stopped.
+struct Stopped(i32);
+
+impl Stopped {
+    /// Returns once every thread of the server is stopped (the signal is delivered asynchronously: a
+    /// thread still running could accept the new connection before the old one's queries are sent).
+    fn new(pid: i32) -> Stopped {
+        // SAFETY: a signal to the server this test started.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+        let stopped = Stopped(pid);
+        let deadline = Instant::now() + WAIT;
+        while !all_threads_stopped(pid) {
+            assert!(Instant::now() < deadline, "the server did not stop");
+            std::thread::yield_now();
+        }
+        stopped
+    }
+}
+
+/// Whether every thread in /proc/PID/task is in state T (stopped).
+fn all_threads_stopped(pid: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().all(|t| {
+        std::fs::read_to_string(t.path().join("stat")).is_ok_and(|st| {
+            // The state follows the command name's closing parenthesis.
+            st.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('T'))
+        })
+    })
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
+
+/// The idle case: the one connection in the table waits for its next query when a new connection
+/// arrives, and its queries are already in the kernel. The server is stopped (SIGSTOP) while the new
+/// connection is made and the old one's queries are sent, so both are there when it resumes. Either
+/// the new connection evicts the old one, which answers every query and closes; or the old one has
+/// already read them and is writing its answers (a write that moves is never cut), so the new one is
+/// refused and the old one stays. Every query is answered in both.
+#[test]
+fn an_idle_evicted_connection_answers_queries_sent_before_the_eviction() {
+    const ROUNDS: u16 = 20;
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, state) = (tmp.path(), state_dir(tmp.path()));
+    load_text(dir, &state, &yaml(20, ""));
+    let server = start(dir, &state, &["--tcp-max-connections", "1"]);
+    let st: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(state.join("status.json")).unwrap()).unwrap();
+    let pid = i32::try_from(st["pid"].as_u64().unwrap()).unwrap();
+    let (mut old, _) = connect_until_admitted(server.addr);
+    let mut evicted = 0;
+    for round in 0..ROUNDS {
+        let id = 300 + round * QUEUED;
+        let queued: Vec<u8> = (0..QUEUED)
+            .flat_map(|k| framed(&Case::plain("h-3.pigsty.test.", RecordType::A).wire(id + k)))
+            .collect();
+        let soa = framed(&request(id, "pigsty.test.", RecordType::SOA, None));
+        let mut new = {
+            let _stopped = Stopped::new(pid);
+            let mut new = TcpStream::connect(server.addr).unwrap();
+            new.set_read_timeout(Some(WAIT)).unwrap();
+            new.write_all(&soa).unwrap();
+            old.write_all(&queued).unwrap();
+            new
+        };
+        let mut answered = Vec::new();
+        for _ in 0..QUEUED {
+            match read_message(&mut old) {
+                Ok(m) => answered.push(m.id),
+                Err(e) => panic!(
+                    "round {round}: the old connection answered {} of {QUEUED}, then {e}",
+                    answered.len()
+                ),
+            }
+        }
+        assert_eq!(answered, (id..id + QUEUED).collect::<Vec<_>>());
+        // Refused: closed at once, its query unread (a reset) or not (EOF).
+        let Ok(m) = read_message(&mut new) else {
+            continue;
+        };
+        assert_eq!(m.id, id, "round {round}");
+        let mut rest = [0u8; 1];
+        assert_eq!(old.read(&mut rest).expect("a close"), 0, "round {round}");
+        evicted += 1;
+        old = new;
+    }
+    eprintln!(
+        "{evicted} of {ROUNDS} rounds evicted the old connection; the rest refused the new one"
+    );
+    assert!(evicted > 0, "no round evicted the old connection");
 }
