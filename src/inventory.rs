@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
+use crate::text::quote;
 use crate::yaml::{self, Yaml};
 
 mod vm_hosts;
@@ -306,7 +307,7 @@ impl<'a> Walk<'a> {
         let address = parse_ipv4(raw).map_err(|why| {
             InputError::new(
                 hpath,
-                format!("host key {raw:?} {why}"),
+                format!("host key {} {why}", quote(raw)),
                 "key each host by its canonical IPv4 address, e.g. 10.10.10.10:",
             )
         })?;
@@ -424,7 +425,10 @@ fn lookup<'a>(host: &Found<'a>, key: &str) -> Result<Option<(&'a Yaml, String)>,
     if let Some(t) = value.find_template() {
         return Err(InputError::new(
             &origin,
-            format!("{t:?} is a template; pigsty-dns reads literal values only"),
+            format!(
+                "{} is a template; pigsty-dns reads literal values only",
+                quote(t)
+            ),
             "give the rendered value (Barn's host-names.yml has no templates)",
         ));
     }

@@ -120,7 +120,7 @@ impl fmt::Display for Yaml {
             Yaml::Bool(b, _) => write!(f, "{b}"),
             Yaml::Int(i, _) => write!(f, "{i}"),
             Yaml::Float(x, _) => write!(f, "{x}"),
-            Yaml::Str(s) => write!(f, "{s:?}"),
+            Yaml::Str(s) => f.write_str(&crate::text::quote(s)),
             Yaml::Seq(_) => f.write_str("[...]"),
             Yaml::Map(_) => f.write_str("{...}"),
         }

@@ -461,6 +461,45 @@ fn values_that_are_not_strings_are_quoted_as_written() {
     assert_eq!(served(&groups("0x1", "1"))[0].0, "pg-1.pigsty.test");
 }
 
+/// Every value quoted in an inventory error is cut to its first 80 bytes and its length, strings as
+/// well as values written otherwise (a 5,000-byte value was quoted whole).
+#[test]
+fn long_values_in_inventory_errors_are_cut() {
+    let long = "x".repeat(5000);
+    let cut = format!("\"{}\"…(5000 bytes)", "x".repeat(80));
+    let template = format!("\"{{{{{}\"…(5002 bytes)", "x".repeat(78));
+    for (text, shown) in [
+        (
+            format!("all:\n  hosts: {{10.10.10.10: {{vm_skip: '{long}'}}}}\n"),
+            &cut,
+        ),
+        (
+            format!("all:\n  hosts: {{10.10.10.10: {{pg_cluster: a, pg_seq: '{long}'}}}}\n"),
+            &cut,
+        ),
+        (
+            format!("all:\n  hosts: {{10.10.10.10: {{nodename: '{{{{{long}'}}}}\n"),
+            &template,
+        ),
+        (
+            format!(
+                "all:\n  hosts: {{10.10.10.10: {{}}}}\n  vars: {{vm_hosts: [{{address: '{long}', names: [a]}}]}}\n"
+            ),
+            &cut,
+        ),
+        (
+            format!(
+                "all:\n  hosts: {{10.10.10.10: {{}}}}\n  vars: {{vm_hosts: [{{address: 10.10.10.11, names: ['{{{{{long}']}}]}}\n"
+            ),
+            &template,
+        ),
+    ] {
+        let r = refused(&text, &[shown]);
+        let line = r.error_line();
+        assert!(line.len() < 400, "{} bytes: {}", line.len(), &line[..200]);
+    }
+}
+
 #[test]
 fn vm_skip_removes_a_host_but_one_must_remain() {
     let s = served("all:\n  hosts: {10.10.10.10: {nodename: meta}, 10.20.0.5: {vm_skip: true}}\n");
