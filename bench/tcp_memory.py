@@ -5,7 +5,8 @@ pigsty-dns (1,000 names) per phase, its RSS and PSS before, then with N connecti
 - idle: each connection has sent one query and read its answer (so its buffers exist), then waits;
 - pipelining, not reading: each sends P queries at once with a 4 KiB receive window and reads nothing,
   so the server's writes to it stall with answers pending (the most a pipelining connection holds);
-- pipelining, reading: `dnsperf -m tcp -c N -q 10*N` (ten queries in flight on each connection), sampled
+- pipelining, reading: `dnsperf -m tcp -c N -T N/250 -q 10*N` (ten queries in flight on each connection;
+  one thread per 250, as dnsperf opens at most 256 sockets a thread), sampled
   every 0.25 s during the run (the median sample and the largest).
 
 Per connection = (memory during - memory before) / N. The kernel's socket buffers are not in the process's
@@ -59,9 +60,16 @@ def tcp_mem_pages():
     return None
 
 
+def open_fds(srv):
+    try:
+        return len(os.listdir(f"/proc/{srv.main_pid()}/fd"))
+    except (OSError, TypeError):
+        return None
+
+
 def memory(srv):
     rss_main, _, pss = srv.rss_kib()
-    return {"rss_kib": rss_main, "pss_kib": pss, "tcp_mem_pages": tcp_mem_pages()}
+    return {"rss_kib": rss_main, "pss_kib": pss, "tcp_mem_pages": tcp_mem_pages(), "fds": open_fds(srv)}
 
 
 def settle(srv, limit=10.0):
@@ -108,7 +116,7 @@ def pipelining_not_reading(srv, data, n, p):
 
 def pipelining_reading(srv, data, n, _p, seconds=8):
     cmd = ["dnsperf", "-s", "127.0.0.1", "-p", str(PORT), "-d", data["queries"], "-l", str(seconds),
-           "-m", "tcp", "-c", str(n), "-q", str(10 * n), "-t", "5"]
+           "-m", "tcp", "-c", str(n), "-T", str(max(1, -(-n // 250))), "-q", str(10 * n), "-t", "5"]
     perf = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             preexec_fn=lambda: os.sched_setaffinity(0, {bench.CLIENT_CPU}))
     samples = []
@@ -120,7 +128,7 @@ def pipelining_reading(srv, data, n, _p, seconds=8):
     if not samples:
         raise RuntimeError(f"dnsperf ended before a sample: {out[-400:]}")
     by = lambda k: [s[k] for s in samples if s[k] is not None]  # noqa: E731
-    m = {k: statistics.median(by(k)) for k in ("rss_kib", "pss_kib", "tcp_mem_pages")}
+    m = {k: statistics.median(by(k)) for k in ("rss_kib", "pss_kib", "tcp_mem_pages", "fds")}
     m.update({k + "_max": max(by(k)) for k in ("rss_kib", "pss_kib")})
     m["dnsperf"] = " ".join(cmd)
     m["dnsperf_tail"] = out[out.find("Queries sent"):][:300]
@@ -142,10 +150,14 @@ def one(env, data, phase, n, p, work, tag):
         during = RUN[phase](srv, data, n, p)
     finally:
         srv.stop()
+    # Per connection open in the server (its descriptors beyond those it had before), not per client
+    # asked for: dnsperf may not hold all of its connections at once.
+    n = max(1, during["fds"] - before["fds"]) if during.get("fds") and before.get("fds") else n
     per = lambda k: (during[k] - before[k]) / n  # noqa: E731
     rec = {"phase": phase, "before": before, "during": during,
            "rss_per_conn_kib": per("rss_kib"), "pss_per_conn_kib": per("pss_kib"),
-           "kernel_per_conn_kib": (during["tcp_mem_pages"] - before["tcp_mem_pages"]) * 4 / n}
+           "kernel_per_conn_kib": (during["tcp_mem_pages"] - before["tcp_mem_pages"]) * 4 / n,
+           "connections_open": during["fds"] - before["fds"]}
     if "rss_kib_max" in during:
         rec["rss_max_per_conn_kib"] = (during["rss_kib_max"] - before["rss_kib"]) / n
     return rec
@@ -182,8 +194,9 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     n = args.connections
     print(f"| {n:,} connections | server RSS before → during (median, KiB) | RSS per connection (KiB; "
-          "each round) | PSS per connection (KiB) | kernel TCP memory per connection (KiB) |")
-    print("|---|---:|---:|---:|---:|")
+          "each round) | PSS per connection (KiB) | kernel TCP memory per connection (KiB) | server sockets open "
+          "(median) |")
+    print("|---|---:|---:|---:|---:|---:|")
     for phase in PHASES:
         rs = [r for r in runs if r["phase"] == phase and "error" not in r]
         if not rs:
@@ -197,7 +210,7 @@ def main():
         print(f"| {phase} | {med(lambda r: r['before']['rss_kib']):,.0f} → "
               f"{med(lambda r: r['during']['rss_kib']):,.0f} | {med(lambda r: r['rss_per_conn_kib']):.1f} "
               f"({each}){peak} | {med(lambda r: r['pss_per_conn_kib']):.1f} "
-              f"| {med(lambda r: r['kernel_per_conn_kib']):.1f} |")
+              f"| {med(lambda r: r['kernel_per_conn_kib']):.1f} | {med(lambda r: r['connections_open']):,.0f} |")
 
 
 if __name__ == "__main__":
