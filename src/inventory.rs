@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
+use crate::text::quote;
 use crate::yaml::{self, Yaml};
 
 mod vm_hosts;
@@ -306,7 +307,7 @@ impl<'a> Walk<'a> {
         let address = parse_ipv4(raw).map_err(|why| {
             InputError::new(
                 hpath,
-                format!("host key {raw:?} {why}"),
+                format!("host key {} {why}", quote(raw)),
                 "key each host by its canonical IPv4 address, e.g. 10.10.10.10:",
             )
         })?;
@@ -424,7 +425,10 @@ fn lookup<'a>(host: &Found<'a>, key: &str) -> Result<Option<(&'a Yaml, String)>,
     if let Some(t) = value.find_template() {
         return Err(InputError::new(
             &origin,
-            format!("{t:?} is a template; pigsty-dns reads literal values only"),
+            format!(
+                "{} is a template; pigsty-dns reads literal values only",
+                quote(t)
+            ),
             "give the rendered value (Barn's host-names.yml has no templates)",
         ));
     }
@@ -434,7 +438,7 @@ fn lookup<'a>(host: &Found<'a>, key: &str) -> Result<Option<(&'a Yaml, String)>,
 fn resolve_host(h: &Found<'_>) -> Result<Host, InputError> {
     let skip = match lookup(h, "vm_skip")? {
         None | Some((Yaml::Null, _)) => false,
-        Some((Yaml::Bool(b), _)) => *b,
+        Some((Yaml::Bool(b, _), _)) => *b,
         Some((other, origin)) => {
             return Err(InputError::new(
                 origin,
@@ -500,13 +504,13 @@ fn node_name(h: &Found<'_>) -> Result<Named, InputError> {
         };
         if !cluster.is_empty() {
             let seq = match s {
-                Yaml::Int(i) if (0..=i128::from(i32::MAX)).contains(i) => *i,
-                // `1.0` and `1e0` print as `1` by Display: shown as a number, never as an integer.
-                Yaml::Float(x) => {
+                Yaml::Int(i, _) if (0..=i128::from(i32::MAX)).contains(i) => *i,
+                // Shown as written (`1e0`, `1.0`), and said to be a number, not an integer.
+                Yaml::Float(..) => {
                     return Err(InputError::new(
                         s_origin,
                         format!(
-                            "is the number {x:?}, not an integer; pg_seq is an unquoted integer \
+                            "is the number {s}, not an integer; pg_seq is an unquoted integer \
                              from 0 to 2147483647"
                         ),
                         "write pg_seq as a whole number, e.g. pg_seq: 1 (or set nodename)",

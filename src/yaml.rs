@@ -27,13 +27,49 @@ pub const MAX_LOOKAHEAD: usize = 256 * 1024;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Yaml {
     Null,
-    Bool(bool),
-    Int(i128),
-    Float(f64),
+    Bool(bool, Written),
+    Int(i128, Written),
+    Float(f64, Written),
     Str(String),
     Seq(Vec<Yaml>),
     /// Entries in document order; keys are unique.
     Map(Vec<(Yaml, Yaml)>),
+}
+
+/// A plain scalar's text as written, kept where printing the value again would show something else
+/// (`1e0` printed as `1`, `0x1` as `1`, `True` as `true`): an error quotes what the user wrote. Empty
+/// (no allocation) when the text is the value's own printed form, as for nearly every scalar. For
+/// messages only: it takes no part in comparisons (`0x1` and `1` are one value). A thin pointer keeps a
+/// node at 32 bytes. Nulls keep none: `null` names what was read, however written (`~`, ``, `Null`).
+#[derive(Clone, Default)]
+pub struct Written(Option<Box<Box<str>>>);
+
+impl Written {
+    /// `text` when it differs from `shown`, the value's printed form.
+    fn unless(text: &str, shown: impl FnOnce() -> bool) -> Written {
+        Written((!shown()).then(|| Box::new(text.into())))
+    }
+
+    /// The text as written, if it is not the value's printed form.
+    pub fn text(&self) -> Option<&str> {
+        self.0.as_deref().map(|t| &**t)
+    }
+}
+
+impl PartialEq for Written {
+    fn eq(&self, _: &Written) -> bool {
+        true
+    }
+}
+
+/// Shows the text, so the readers' trees compared through `{:?}` agree on it too.
+impl fmt::Debug for Written {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.text() {
+            Some(t) => write!(f, "{t:?}"),
+            None => f.write_str("_"),
+        }
+    }
 }
 
 impl Yaml {
@@ -51,9 +87,9 @@ impl Yaml {
     pub fn kind(&self) -> &'static str {
         match self {
             Yaml::Null => "null",
-            Yaml::Bool(_) => "a boolean",
-            Yaml::Int(_) => "an integer",
-            Yaml::Float(_) => "a number",
+            Yaml::Bool(..) => "a boolean",
+            Yaml::Int(..) => "an integer",
+            Yaml::Float(..) => "a number",
             Yaml::Str(_) => "a string",
             Yaml::Seq(_) => "a list",
             Yaml::Map(_) => "a mapping",
@@ -73,14 +109,18 @@ impl Yaml {
     }
 }
 
+/// A scalar as written (cut to a readable length, as every quoted value is); a string quoted.
 impl fmt::Display for Yaml {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Yaml::Bool(_, w) | Yaml::Int(_, w) | Yaml::Float(_, w) if w.text().is_some() => {
+                f.write_str(&crate::text::cut(w.text().unwrap_or_default()))
+            }
             Yaml::Null => f.write_str("null"),
-            Yaml::Bool(b) => write!(f, "{b}"),
-            Yaml::Int(i) => write!(f, "{i}"),
-            Yaml::Float(x) => write!(f, "{x}"),
-            Yaml::Str(s) => write!(f, "{s:?}"),
+            Yaml::Bool(b, _) => write!(f, "{b}"),
+            Yaml::Int(i, _) => write!(f, "{i}"),
+            Yaml::Float(x, _) => write!(f, "{x}"),
+            Yaml::Str(s) => f.write_str(&crate::text::quote(s)),
             Yaml::Seq(_) => f.write_str("[...]"),
             Yaml::Map(_) => f.write_str("{...}"),
         }
@@ -405,13 +445,13 @@ fn resolve(text: Cow<'_, str>, style: ScalarStyle, tag: Option<&Tag>) -> Yaml {
     let value: &str = &text;
     match value {
         "" | "~" | "null" | "Null" | "NULL" => return Yaml::Null,
-        "true" | "True" | "TRUE" => return Yaml::Bool(true),
-        "false" | "False" | "FALSE" => return Yaml::Bool(false),
+        "true" | "True" | "TRUE" => return Yaml::Bool(true, written(value, "true")),
+        "false" | "False" | "FALSE" => return Yaml::Bool(false, written(value, "false")),
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
-            return Yaml::Float(f64::INFINITY);
+            return Yaml::Float(f64::INFINITY, written(value, ""));
         }
-        "-.inf" | "-.Inf" | "-.INF" => return Yaml::Float(f64::NEG_INFINITY),
-        ".nan" | ".NaN" | ".NAN" => return Yaml::Float(f64::NAN),
+        "-.inf" | "-.Inf" | "-.INF" => return Yaml::Float(f64::NEG_INFINITY, written(value, "")),
+        ".nan" | ".NaN" | ".NAN" => return Yaml::Float(f64::NAN, written(value, "")),
         _ => {}
     }
     let int = if let Some(hex) = value.strip_prefix("0x") {
@@ -429,7 +469,7 @@ fn resolve(text: Cow<'_, str>, style: ScalarStyle, tag: Option<&Tag>) -> Yaml {
         None
     };
     if let Some(i) = int {
-        return Yaml::Int(i);
+        return Yaml::Int(i, Written::unless(value, || decimal(value)));
     }
     let float_like = value.bytes().any(|b| b.is_ascii_digit())
         && value
@@ -438,14 +478,33 @@ fn resolve(text: Cow<'_, str>, style: ScalarStyle, tag: Option<&Tag>) -> Yaml {
         && value.matches('.').count() <= 1;
     // Parsed only when it looks like a number (a float parse of every name was a few percent of `check`).
     if float_like && let Ok(f) = value.parse::<f64>() {
-        return Yaml::Float(f);
+        return Yaml::Float(f, Written::unless(value, || f.to_string() == value));
     }
     Yaml::Str(text.into_owned())
 }
 
+fn written(value: &str, shown: &str) -> Written {
+    Written::unless(value, || value == shown)
+}
+
+/// Whether an integer's text is its printed form: decimal, no `+`, no leading zero, no `-0`.
+fn decimal(value: &str) -> bool {
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    let Some(first) = digits.bytes().next() else {
+        return false;
+    };
+    digits.bytes().all(|b| b.is_ascii_digit()) && (first != b'0' || value == "0")
+}
+
+/// A key's identity for duplicate detection: its value, not how it is written (`1` and `0x1` are one
+/// key). A list or mapping as a key, which no inventory has, compares as its `{:?}`.
 fn key_text(key: &Yaml) -> String {
     match key {
         Yaml::Str(s) => format!("s{s}"),
+        Yaml::Null => "n".into(),
+        Yaml::Bool(b, _) => format!("b{b}"),
+        Yaml::Int(i, _) => format!("i{i}"),
+        Yaml::Float(x, _) => format!("f{x:?}"),
         other => format!("{other:?}"),
     }
 }
@@ -493,7 +552,7 @@ mod tests {
     #[test]
     fn reads_scalars_lists_and_maps() {
         let y = parse("a: 1\nb: [x, 'y']\nc: {d: true}\ne: ~\nf: 1.5\ng: '1'\n").unwrap();
-        assert_eq!(y.get("a"), Some(&Yaml::Int(1)));
+        assert_eq!(y.get("a"), Some(&Yaml::Int(1, Written::default())));
         assert_eq!(
             y.get("b"),
             Some(&Yaml::Seq(vec![
@@ -501,10 +560,44 @@ mod tests {
                 Yaml::Str("y".into())
             ]))
         );
-        assert_eq!(y.get("c").and_then(|c| c.get("d")), Some(&Yaml::Bool(true)));
+        assert_eq!(
+            y.get("c").and_then(|c| c.get("d")),
+            Some(&Yaml::Bool(true, Written::default()))
+        );
         assert_eq!(y.get("e"), Some(&Yaml::Null));
-        assert_eq!(y.get("f"), Some(&Yaml::Float(1.5)));
+        assert_eq!(y.get("f"), Some(&Yaml::Float(1.5, Written::default())));
         assert_eq!(y.get("g"), Some(&Yaml::Str("1".into())));
+    }
+
+    /// Issue 24, defect 6: `1e0` was printed as `1` (and by `{:?}` as `1.0`) in errors.
+    #[test]
+    fn scalars_keep_their_text_where_printing_would_change_it() {
+        let y =
+            parse("[1e0, 1.0, 1.5, 0x1, +1, 007, -0, 1, -3, True, true, .inf, ~, 1_0]").unwrap();
+        let Yaml::Seq(items) = &y else { panic!() };
+        let shown: Vec<String> = items.iter().map(|i| i.to_string()).collect();
+        let want = "1e0 1.0 1.5 0x1 +1 007 -0 1 -3 True true .inf null \"1_0\"";
+        assert_eq!(shown.join(" "), want);
+        let kept: Vec<bool> = items
+            .iter()
+            .map(|i| matches!(i, Yaml::Int(_, w) | Yaml::Float(_, w) | Yaml::Bool(_, w) if w.text().is_some()))
+            .collect();
+        let want = [
+            true, true, false, true, true, true, true, false, false, true, false, true,
+        ];
+        assert_eq!(kept[..12], want);
+        // One value however written: equal, and one key.
+        assert_eq!(items[3], items[7]);
+        assert!(
+            parse("1: a\n0x1: b\n")
+                .unwrap_err()
+                .contains("key 0x1 twice")
+        );
+        let long = format!("1{}.0", "0".repeat(200));
+        assert_eq!(
+            parse(&long).unwrap().to_string(),
+            format!("1{}…(203 bytes)", "0".repeat(79))
+        );
     }
 
     #[test]

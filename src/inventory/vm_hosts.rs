@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use super::{InputError, VmHost, get_mut, has_template, indexed, names, parse_ipv4};
+use crate::text::quote;
 use crate::yaml::Yaml;
 
 /// The entries of `vm_hosts` at `path`, in input order; the names' strings move out of `v`.
@@ -13,7 +14,10 @@ pub(super) fn parse_vm_hosts(v: Yaml, path: &str) -> Result<Vec<VmHost>, InputEr
     {
         return Err(InputError::new(
             path,
-            format!("{t:?} is a template; pigsty-dns reads literal values only"),
+            format!(
+                "{} is a template; pigsty-dns reads literal values only",
+                quote(t)
+            ),
             "give the rendered value",
         ));
     }
@@ -56,7 +60,7 @@ fn entry(mut item: Yaml, at: &str) -> Result<VmHost, InputError> {
         Some(Yaml::Str(s)) => parse_ipv4(s).map_err(|why| {
             InputError::new(
                 format!("{at}.address"),
-                format!("{s:?} {why}"),
+                format!("{} {why}", quote(s)),
                 "give the canonical dotted-quad IPv4 address",
             )
         })?,

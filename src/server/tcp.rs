@@ -222,8 +222,13 @@ async fn connection(
         if !c.flush().await {
             return;
         }
-        // Evicted: every query already read has been answered above; now close.
-        if close || stopping(&stop) || c.lease.is_evicted() {
+        if close || stopping(&stop) {
+            return;
+        }
+        // Evicted while answering or writing (a transfer, a stalled write): what the client sent
+        // meanwhile is still in the kernel's buffer, unread, and is answered before the close.
+        if c.lease.is_evicted() {
+            c.drain(&mut input, &mut chunk).await;
             return;
         }
         let deadline = c.last_message + c.idle();
@@ -341,7 +346,7 @@ impl Conn {
     async fn drain(&mut self, input: &mut Framer, chunk: &mut [u8]) {
         let mut read = 0;
         while read < DRAIN_BYTES {
-            match self.stream.try_read(chunk) {
+            match read_now(&self.stream, chunk) {
                 Ok(n) if n > 0 => {
                     input.push(&chunk[..n]);
                     read += n;
@@ -360,6 +365,23 @@ impl Conn {
         self.last_message = Instant::now();
         self.lease.touch(self.last_message);
     }
+}
+
+/// What the kernel holds for `stream` now, read without waiting. Not tokio's `try_read`: it answers
+/// WouldBlock without asking the kernel while tokio has not yet seen the socket become readable, as
+/// when the eviction is noticed before the I/O driver's turn that reports a query already received.
+fn read_now(stream: &TcpStream, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid socket descriptor and a buffer of the length passed.
+    let n = unsafe {
+        libc::recv(
+            stream.as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            libc::MSG_DONTWAIT,
+        )
+    };
+    usize::try_from(n).map_err(|_| std::io::Error::last_os_error())
 }
 
 /// Zone transfers sent at once; a further one waits (its request read) for a slot.

@@ -86,8 +86,11 @@ fn pg_seq_must_be_an_integer() {
         "all:\n  hosts: {10.10.10.10: {pg_cluster: pg-meta, pg_seq: '1'}}\n",
         &["all.hosts[10.10.10.10].pg_seq", "\"1\"", "unquoted integer"],
     );
-    // A number that is not an integer is never shown as one ("is 1" read as if 1 were refused).
-    for written in ["1.0", "1e0", "1.5"] {
+    // A number that is not an integer is quoted as written: `1e0` shown as `1.0` or `1` read as if
+    // another value were refused (issue 24, defect 6).
+    for written in [
+        "1.0", "1e0", "1.5", ".5", "1E+0", "+1.0", "-0.0", ".inf", ".NaN",
+    ] {
         let r = refused(
             &format!(
                 "all:\n  hosts: {{10.10.10.10: {{pg_cluster: pg-meta, pg_seq: {written}}}}}\n"
@@ -95,13 +98,26 @@ fn pg_seq_must_be_an_integer() {
             &["pg_seq", "not an integer"],
         );
         let line = r.error_line();
-        assert!(!line.contains("is 1;"), "{written}: {line}");
-        let shown = if written == "1.5" { "1.5" } else { "1.0" };
         assert!(
-            line.contains(&format!("the number {shown}")),
+            line.contains(&format!("is the number {written}, not an integer")),
             "{written}: {line}"
         );
     }
+    // An integer out of range, as written; a long one cut like every quoted value.
+    refused(
+        "all:\n  hosts: {10.10.10.10: {pg_cluster: pg-meta, pg_seq: 0x80000000}}\n",
+        &["pg_seq: is 0x80000000; pg_seq is an unquoted integer"],
+    );
+    let long = format!("1{}.0", "0".repeat(300));
+    let r = refused(
+        &format!("all:\n  hosts: {{10.10.10.10: {{pg_cluster: pg-meta, pg_seq: {long}}}}}\n"),
+        &["pg_seq", "not an integer"],
+    );
+    let shown = format!(
+        "is the number 1{}…(303 bytes), not an integer",
+        "0".repeat(79)
+    );
+    assert!(r.error_line().contains(&shown), "{}", r.error_line());
     let r = refused(
         "all:\n  hosts: {10.10.10.10: {pg_cluster: pg-meta, pg_seq: 2147483648}}\n",
         &["pg_seq"],
@@ -391,6 +407,97 @@ fn aliases_serve_and_conflicts_name_both_sources() {
             "all.vars.vm_hosts[0].names[0]"
         ])
     );
+}
+
+/// A value that is not a string is quoted in an error as written, not as the reader's value printed
+/// again (`0x1` is not shown as `1`, nor `True` as `true`); nulls say null, however written.
+#[test]
+fn values_that_are_not_strings_are_quoted_as_written() {
+    let host = |vars: &str| format!("all:\n  hosts: {{10.10.10.10: {{{vars}}}}}\n");
+    for (vars, needle) in [
+        ("vm_skip: 0x1", "vm_skip: is 0x1; vm_skip is true or false"),
+        ("vm_skip: +1", "vm_skip: is +1; vm_skip is"),
+        ("nodename: True", "nodename: is True; nodename is a string"),
+        ("nodename: 1e3", "nodename: is 1e3; nodename is a string"),
+        ("nodename: 007", "nodename: is 007; nodename is a string"),
+        (
+            "pg_cluster: FALSE, pg_seq: 1",
+            "pg_cluster: is FALSE; pg_cluster",
+        ),
+        (
+            "vm_alias: [a, 0o17]",
+            "vm_alias[1]: is 0o17; a name is a string",
+        ),
+        (
+            "vm_alias: [a, ~]",
+            "vm_alias[1]: is null; a name is a string",
+        ),
+    ] {
+        refused(&host(vars), &[needle]);
+    }
+    refused(
+        "all:\n  hosts: {0x0a0a0a0a: {}}\n",
+        &["host key 0x0a0a0a0a must be an IPv4 address"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {}}\n  vars: {vm_hosts: [{address: 10.10.10.11, names: [a], 1e3: x}]}\n",
+        &["has the unknown key 1e3;"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {}}\n  vars: {vm_hosts: [{address: +10, names: [a]}]}\n",
+        &["address: is +10; an address is a string"],
+    );
+    // Two groups at one depth: the conflict quotes both as written; the same value written two ways
+    // is no conflict.
+    let groups = |a: &str, b: &str| {
+        format!(
+            "all:\n  vars: {{pg_cluster: pg}}\n  children:\n    a: {{vars: {{pg_seq: {a}}}, hosts: {{10.10.10.10: {{}}}}}}\n    b: {{vars: {{pg_seq: {b}}}, hosts: {{10.10.10.10: {{}}}}}}\n"
+        )
+    };
+    refused(
+        &groups("0x1", "2"),
+        &["(0x1) and all.children.b.vars.pg_seq (2)"],
+    );
+    assert_eq!(served(&groups("0x1", "1"))[0].0, "pg-1.pigsty.test");
+}
+
+/// Every value quoted in an inventory error is cut to its first 80 bytes and its length, strings as
+/// well as values written otherwise (a 5,000-byte value was quoted whole).
+#[test]
+fn long_values_in_inventory_errors_are_cut() {
+    let long = "x".repeat(5000);
+    let cut = format!("\"{}\"…(5000 bytes)", "x".repeat(80));
+    let template = format!("\"{{{{{}\"…(5002 bytes)", "x".repeat(78));
+    for (text, shown) in [
+        (
+            format!("all:\n  hosts: {{10.10.10.10: {{vm_skip: '{long}'}}}}\n"),
+            &cut,
+        ),
+        (
+            format!("all:\n  hosts: {{10.10.10.10: {{pg_cluster: a, pg_seq: '{long}'}}}}\n"),
+            &cut,
+        ),
+        (
+            format!("all:\n  hosts: {{10.10.10.10: {{nodename: '{{{{{long}'}}}}\n"),
+            &template,
+        ),
+        (
+            format!(
+                "all:\n  hosts: {{10.10.10.10: {{}}}}\n  vars: {{vm_hosts: [{{address: '{long}', names: [a]}}]}}\n"
+            ),
+            &cut,
+        ),
+        (
+            format!(
+                "all:\n  hosts: {{10.10.10.10: {{}}}}\n  vars: {{vm_hosts: [{{address: 10.10.10.11, names: ['{{{{{long}']}}]}}\n"
+            ),
+            &template,
+        ),
+    ] {
+        let r = refused(&text, &[shown]);
+        let line = r.error_line();
+        assert!(line.len() < 400, "{} bytes: {}", line.len(), &line[..200]);
+    }
 }
 
 #[test]

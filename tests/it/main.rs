@@ -20,6 +20,7 @@ mod serve_dig;
 mod serve_resolver;
 mod serve_rules;
 mod serve_tcp_clients;
+mod serve_tcp_evict;
 mod serve_udp_burst;
 mod service_lifecycle;
 mod service_units;
