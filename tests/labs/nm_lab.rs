@@ -4,11 +4,13 @@
 //! the real `route install|status|uninstall` inside, against three desktop shapes:
 //! NM 1.42 with `dns=dnsmasq` (nm-dnsmasq), NM 1.42 with `dns=systemd-resolved` and resolved 252
 //! (resolved-link, runtime variant, through NM reloads, restarts, an uplink down/up and networking
-//! off/on), and the same on sid (resolved >= 258: resolved-delegate).
+//! off/on), and the same on sid (resolved >= 258: resolved-delegate). Each scenario ends with the
+//! reboot row (issue 26 row 1): the system unit and the route, two clean poweroffs and boots.
 //!
-//! Time: the three scenarios take about 3.5 min (57 s, 85 s, 68 s here). On a fresh machine the first
-//! run also builds the roots: the pid1 lab's debootstrap (123 s for bookworm here, cached where
-//! service_pid1_lab finds it) and the NM copy of each (~25 s); bookworm cold took 170 s in all.
+//! Time: the three scenarios take about 8 min (154 s, 190 s, 136 s here; the reboot row 51-55 s of
+//! each). On a fresh machine the first run also builds the roots: the pid1 lab's debootstrap (123 s
+//! for bookworm here, cached where service_pid1_lab finds it) and the NM copy of each (~25 s);
+//! bookworm cold took 170 s in all.
 //!
 //! Runs only with PIGSTY_DNS_E2E=1; then every missing prerequisite (root, systemd-nspawn,
 //! debootstrap, a Debian archive in the apt sources) is a failure, never a skip. The container is
