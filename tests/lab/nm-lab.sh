@@ -21,6 +21,9 @@
 #   LAB             per-run dir (overlay, logs; default $NM_CACHE/run-$SUITE-$NM_DNS)
 #   PIGSTY_DNS_BIN, PIGSTY_DNS_RECORDS   the binary and zones/pigsty.test.yml (copied in)
 #   REBUILD=1       build the NM root again
+#   REBOOTS         the reboot row (issue 26 row 1) at the end of each scenario: how many clean
+#                   poweroffs and boots of the same overlay with the system unit and the route installed
+#                   (default 2; 0 skips it)
 #
 # What was learnt about NM (1.42 on bookworm; see README "Verified live"):
 # - NM's dnsmasq (dns=dnsmasq) listens on 127.0.0.1:53 and is restarted -- re-reading dnsmasq.d -- by
@@ -428,6 +431,216 @@ hosts_mode() {
 }
 # ================================================================ end of issue 23 (hosts-wire)
 
+# ================================================================ issue 26 row 1: reboot
+# The route and the pigsty-dns *system* unit (`service install --system`, Type=notify) installed, a clean
+# poweroff, the same overlay booted again, REBOOTS times (default 2; 0 skips the row). Boot units make
+# the machine what start_machine made it by hand: lab-boot-upstream (the uplink veth, the "labup"
+# namespace and the upstream stand-in, ordered before NetworkManager, so every query NM's resolver
+# sends upstream from its first one on is in /run/lab-upstream.log) and lab-boot-probe (from sysinit
+# on: dig @RESOLVER meta.pigsty.test every 0.1 s, each dig on its own so a timeout does not slow the
+# polling, plus a fresh control name every 1 s; CLOCK_MONOTONIC, which in nspawn is the host's).
+# Figures are from the container's PID 1 start (systemd's UserspaceTimestampMonotonic), from the host's
+# `start` (nspawn launched) and from the unit's READY (its ActiveEnterTimestampMonotonic = the journal's
+# "Started pigsty-dns.service"). The last of two or more boots holds the daemon back HOLD s (a lab
+# drop-in: ExecStartPre=/bin/sleep), so the resolver is up before the daemon and the window before
+# READY is seen through the resolver (otherwise the daemon is READY before NM's dnsmasq even listens).
+REBOOTS=${REBOOTS:-2}
+HOLD=3
+SYS_STATE=/var/lib/pigsty-dns
+ZONE_RE=' ([^ ]*\.)?(pigsty\.test|10\.10\.10\.in-addr\.arpa) '
+hmono() { perl -MTime::HiRes=clock_gettime,CLOCK_MONOTONIC -e 'printf "%.6f\n", clock_gettime(CLOCK_MONOTONIC)' 2>/dev/null ||
+	python3 -c 'import time; print("%.6f" % time.monotonic())' 2>/dev/null || echo 0; }
+mprop() { cx systemctl show "$1" -p "$2" --value; }   # a *Monotonic property, in s
+mono_s() { awk -v u="$1" 'BEGIN { printf "%.3f", u / 1e6 }'; }
+sub_s() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
+
+boot_probe() {   # the probe program, in python3 (python3-minimal is in the pid1 root)
+	cat <<-'EOF'
+	#!/usr/bin/python3
+	# lab-boot-probe SERVER NAME WANT OUT: see nm-lab.sh (issue 26 row 1). Bounded: 60 s.
+	import subprocess, sys, threading, time
+	server, name, want, out = sys.argv[1:5]
+	f = open(out, "a", buffering=1); lock = threading.Lock(); good = threading.Event()
+	def classify(o):
+	    for line in o.splitlines():
+	        if "status: " in line:
+	            st = line.split("status: ")[1].split(",")[0]
+	            a = [l.split()[4] for l in o.splitlines() if not l.startswith(";") and len(l.split()) > 4 and l.split()[3] == "A"]
+	            return st + ("/" + a[0] if a else "")
+	    if "connection refused" in o: return "port-closed"
+	    if "timed out" in o or "no servers could be reached" in o: return "timeout"
+	    return "other:" + (o.strip().splitlines() or ["-"])[-1].replace(" ", "_")[:40]
+	def ask(kind, q, t0):
+	    try:
+	        p = subprocess.run(["dig", "+time=1", "+tries=1", "+noall", "+comments", "+answer", "@" + server, q, "A"],
+	                           capture_output=True, text=True, timeout=5)
+	        r = classify(p.stdout + p.stderr)
+	    except Exception as e:
+	        r = "error:" + type(e).__name__
+	    with lock: f.write("%.6f %.6f %s %s %s\n" % (t0, time.monotonic(), kind, q, r))
+	    if kind == "zone" and r == "NOERROR/" + want: good.set()
+	end, stop, i, th = time.monotonic() + 60, None, 0, []
+	while time.monotonic() < end and (stop is None or time.monotonic() < stop):
+	    t0 = time.monotonic()
+	    th.append(threading.Thread(target=ask, args=("zone", name, t0))); th[-1].start()
+	    if i % 3 == 0:
+	        th.append(threading.Thread(target=ask, args=("control", "lab-boot-ctl-%d.example.org" % i, t0))); th[-1].start()
+	    if good.is_set() and stop is None: stop = t0 + 1
+	    i += 1
+	    time.sleep(max(0, t0 + 0.1 - time.monotonic()))
+	for t in th: t.join()
+	f.write("done %d rounds\n" % i)
+	EOF
+}
+
+boot_units() {   # $1: the resolver's address. Written and enabled inside, once.
+	local dns="--conf-file=/dev/null --port=53 --listen-address=$UP --bind-interfaces --no-resolv --no-hosts --no-negcache --cache-size=0 --user=root --pid-file=/run/lab-boot-upstream.pid --address=/#/203.0.113.99 --log-queries=extra --log-facility=/run/lab-upstream.log"
+	boot_probe | cx sh -c 'cat >/usr/local/sbin/lab-boot-probe && chmod 0755 /usr/local/sbin/lab-boot-probe'
+	cx sh -c 'cat >/etc/systemd/system/lab-boot-upstream.service' <<-EOF
+	[Unit]
+	Description=lab: the uplink veth and the default-upstream stand-in, up before NetworkManager
+	Before=NetworkManager.service
+	[Service]
+	# dnsmasq forks once its socket is bound: "started" means it listens
+	Type=forking
+	PIDFile=/run/lab-boot-upstream.pid
+	ExecStartPre=/usr/sbin/ip netns add labup
+	ExecStartPre=/usr/sbin/ip link add labv0 type veth peer name labv1 netns labup
+	ExecStartPre=/usr/sbin/ip -n labup addr add $UP/24 dev labv1
+	ExecStartPre=/usr/sbin/ip -n labup link set labv1 up
+	ExecStartPre=/usr/sbin/ip -n labup link set lo up
+	ExecStart=/usr/sbin/ip netns exec labup /usr/sbin/dnsmasq $dns
+	[Install]
+	WantedBy=multi-user.target
+	EOF
+	cx sh -c 'cat >/etc/systemd/system/lab-boot-probe.service' <<-EOF
+	[Unit]
+	Description=lab: dig @$1 meta.pigsty.test from early boot until it answers
+	DefaultDependencies=no
+	Conflicts=shutdown.target
+	Before=shutdown.target
+	[Service]
+	ExecStart=/usr/local/sbin/lab-boot-probe $1 meta.pigsty.test 10.10.10.10 /run/lab-boot-probe.log
+	RuntimeMaxSec=90
+	[Install]
+	WantedBy=sysinit.target
+	EOF
+	cx systemctl enable -q lab-boot-upstream.service lab-boot-probe.service
+}
+
+system_unit_and_route() {   # the lab daemon out; the real system unit on the same port, loaded; the route
+	local out rc
+	cx systemctl stop lab-pigsty-dns.service
+	cx useradd --system --no-create-home pigsty-dns
+	out=$(cx pigsty-dns service install --system --user pigsty-dns --program /usr/local/bin/pigsty-dns \
+		--listen 127.0.0.1:$PORT 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/service-install-system.log"
+	check "reboot: service install --system --user pigsty-dns --listen 127.0.0.1:$PORT" 0 "$rc"
+	[ "$rc" = 0 ] || echo "$out" | tail -10
+	out=$(cx runuser -u pigsty-dns -- /usr/local/bin/pigsty-dns load /srv/lab/pigsty.test.yml --state-dir $SYS_STATE 2>&1)
+	echo "$out" >"$LAB/logs/load-system.log"
+	ok "reboot: load into the system unit's state dir -> live" "$(grep -o 'live (serial [0-9]*)' <<<"$out" | head -1)" grep -q 'live (serial' <<<"$out"
+	STATE=$SYS_STATE   # the counters and route status read the system unit's state from here on
+	out=$(cx pigsty-dns route install --server 127.0.0.1:$PORT --yes --check-name meta.pigsty.test --state-dir $STATE 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/route-install-reboot.log"
+	check "reboot: route install again, to the system unit (verified)" "0 $1" "$rc $(route_json adapter)"
+	[ "$rc" = 0 ] || echo "$out" | tail -10
+	check "reboot: the system unit is enabled" enabled "$(cx systemctl is-enabled pigsty-dns.service)"
+}
+
+reboot_row() {   # $1: label (the adapter), $2: the resolver's address, $3: the "route is back" check
+	[ "$REBOOTS" -gt 0 ] || return 0
+	local t0=$SECONDS n
+	system_unit_and_route "$1"
+	boot_units "$2"
+	for n in $(seq "$REBOOTS"); do
+		if [ "$n" -gt 1 ] && [ "$n" = "$REBOOTS" ]; then
+			echo "# $1, reboot $n: the daemon held back $HOLD s at boot (lab drop-in ExecStartPre=/bin/sleep $HOLD)"
+			cx sh -c "mkdir -p /etc/systemd/system/pigsty-dns.service.d &&
+				printf '[Service]\nExecStartPre=/bin/sleep $HOLD\n' >/etc/systemd/system/pigsty-dns.service.d/lab-hold.conf"
+		fi
+		reboot_once "$1, reboot $n" "$2" "$3" "$n" || break
+	done
+	echo "# reboot row ($1, $REBOOTS boots) took $((SECONDS - t0)) s"
+}
+
+reboot_once() {   # $1: label, $2: resolver, $3: route-back check, $4: the boot's number
+	local l=$1 n=$4 out hs i s
+	out=$(P stop 2>&1); echo "$out" >>"$LAB/logs/reboot-stop.log"
+	check "$l: clean poweroff (no SIGKILL of nspawn)" 0 "$(grep -c SIGKILL <<<"$out")"
+	hs=$(hmono)
+	P start >>"$LAB/logs/reboot-start.log" 2>&1 || { check "$l: the container booted again" 0 1; return 1; }
+	for i in $(seq 100); do s=$(cx systemctl is-active pigsty-dns.service); [ "$s" = active ] && break; sleep 0.2; done
+	check "$l: the system unit is active by itself" active "$s"
+	check "$l: NRestarts 0 (a fresh start at boot)" 0 "$(mprop pigsty-dns.service NRestarts)"
+	for i in $(seq 150); do cx grep -q '^done' /run/lab-boot-probe.log 2>/dev/null && break; sleep 0.5; done
+	cx cat /run/lab-boot-probe.log >"$LAB/logs/boot-probe-$n.log" 2>/dev/null
+	cx journalctl --no-pager -q -o short-monotonic -b >"$LAB/logs/boot-$n.journal"
+	"$3" "$l"
+	zone_answers "$l" "$2"
+	unrelated_stays_out "$l"
+	reverse_answers "$l" "$2"
+	route_status_ok "$l" "reboot-$n"
+	boot_figures "$l" "$hs" "$LAB/logs/boot-probe-$n.log" "$2"
+	cx test -e /etc/systemd/system/pigsty-dns.service.d/lab-hold.conf && held_window "$l" "$LAB/logs/boot-probe-$n.log"
+	boot_leaks "$l" "$LAB/logs/boot-probe-$n.log"
+}
+
+boot_figures() {   # $1: label, $2: host monotonic at `start`, $3: the probe's log, $4: the resolver
+	local pid1 ready exec up nm first win
+	pid1=$(mono_s "$(cx systemctl show -p UserspaceTimestampMonotonic --value)")
+	ready=$(mono_s "$(mprop pigsty-dns.service ActiveEnterTimestampMonotonic)")
+	exec=$(mono_s "$(mprop pigsty-dns.service ExecMainStartTimestampMonotonic)")
+	up=$(mono_s "$(mprop lab-boot-upstream.service ActiveEnterTimestampMonotonic)")
+	nm=$(mono_s "$(mprop NetworkManager.service ExecMainStartTimestampMonotonic)")
+	# the first good answer is the earliest *received* one: NM's dnsmasq holds a question it could not
+	# forward and answers it (and its repeats) once the daemon is up, so one asked earlier may be
+	# answered later
+	first=$(awk '$3 == "zone" && $5 == "NOERROR/10.10.10.10" && (f == "" || $2 < f) { f = $2 } END { print f }' "$3")
+	ok "$1: the boot probe got NOERROR 10.10.10.10 within 60 s" "first received at ${first:-never}" test -n "$first"
+	ok "$1: the upstream stand-in was up before NetworkManager started" "$up < $nm" awk -v a="$up" -v b="$nm" 'BEGIN { exit !(a > 0 && a < b) }'
+	# what the probe got before the first good answer: counts by result (zone name only)
+	win=$(awk -v f="${first:-1e18}" '$3 == "zone" && $2 < f { n[$5]++ } END { for (k in n) printf "%s %dx, ", k, n[k] }' "$3")
+	echo "# measured: $1: boot -> first NOERROR through $4: $(sub_s "${first:-0}" "$pid1") s after PID 1 started," \
+		"$(sub_s "${first:-0}" "$2") s after nspawn was launched, $(sub_s "${first:-0}" "$ready") s after READY" \
+		"(unit exec $(sub_s "$exec" "$pid1") s, READY $(sub_s "$ready" "$pid1") s, NetworkManager exec $(sub_s "$nm" "$pid1") s after PID 1);" \
+		"before it: ${win:-nothing}"
+	check "$1: the zone name never got NXDOMAIN or another address, before or after the first good answer" "" \
+		"$(awk '$3 == "zone" && ($5 ~ /^NXDOMAIN/ || $5 ~ /^NOERROR/) && $5 != "NOERROR/10.10.10.10" { print $5 }' "$3" | sort -u | paste -sd' ' -)"
+}
+
+boot_leaks() {   # $1: label, $2: the probe's log. The stand-in's log since boot: no zone query, ever.
+	local log; log=$(cx cat /run/lab-upstream.log)
+	check "$1: since boot the upstream stand-in saw no query in pigsty.test or 10.10.10.in-addr.arpa" 0 \
+		"$(grep -cE "query\[[A-Z]+\]$ZONE_RE" <<<"$log")"
+	# the check can fail: the probe's control names went through the same resolver to the stand-in
+	ok "$1: control: the stand-in logged the probe's control names during boot" \
+		"$(grep -c 'query\[A\] lab-boot-ctl-' <<<"$log") logged, first answered $(awk '$3 == "control" && $5 == "NOERROR/203.0.113.99" { print $1; exit }' "$2")" \
+		grep -q 'query\[A\] lab-boot-ctl-' <<<"$log"
+}
+dnsmasq_back() {   # $1: label. The drop-in is there and NM's new dnsmasq reads its directory.
+	local p; p=$(dnsmasq_pid)
+	check "$1: the drop-in is still there" "server=/pigsty.test/127.0.0.1#$PORT server=/10.10.10.in-addr.arpa/127.0.0.1#$PORT" \
+		"$(cx grep -v '^#' /etc/NetworkManager/dnsmasq.d/pigsty-dns.conf | paste -sd' ' -)"
+	check "$1: NM's dnsmasq of this boot reads the drop-in's directory" 1 \
+		"$(cx sh -c "tr '\\0' '\\n' </proc/$p/cmdline" 2>/dev/null | grep -cx -- '--conf-dir=/etc/NetworkManager/dnsmasq.d')"
+}
+resolved_back() {   # $1: label. resolved has the route again (the link's boot unit, or the delegate file).
+	local i s
+	for i in $(seq 50); do s=$(the_route); [ "$s" = "$ROUTE" ] && break; sleep 0.2; done
+	check "$1: resolved has the route again ($KIND)" "$ROUTE" "$s"
+	[ "$KIND" = link ] && check "$1: the route's boot unit is active" active "$(cx systemctl is-active pigsty-dns-route.service)"
+	return 0
+}
+held_window() {   # $1: label, $2: the probe's log. The held boot: the resolver did answer before READY.
+	local ready up
+	ready=$(mono_s "$(mprop pigsty-dns.service ActiveEnterTimestampMonotonic)")
+	up=$(awk '$3 == "zone" && $5 != "port-closed" { print $1; exit }' "$2")
+	ok "$1: held back: the resolver took questions before the daemon was READY (the window was seen)" \
+		"resolver from ${up:-never}, READY $ready" awk -v a="${up:-1e18}" -v b="$ready" 'BEGIN { exit !(a < b) }'
+}
+# ================================================================ end of issue 26 row 1
+
 scenario_dnsmasq() {
 	local conf=/etc/NetworkManager/dnsmasq.d/pigsty-dns.conf i old new
 	check "NM's DNS mode" 's "dnsmasq"' "$(cx busctl get-property org.freedesktop.NetworkManager \
@@ -455,6 +668,7 @@ scenario_dnsmasq() {
 	hosts_mode nm-dnsmasq   # issue 23
 	daemon_down 127.0.0.1
 	route_uninstall 203.0.113.99
+	reboot_row nm-dnsmasq 127.0.0.1 dnsmasq_back   # issue 26 row 1
 }
 
 # issue 26, row 3 for nm-dnsmasq: NM reloaded and restarted; its dnsmasq comes back with the drop-in
@@ -569,6 +783,7 @@ scenario_resolved() {
 	check "resolved's state: no route" none "$(route_kind)"
 	resolved_links >"$LAB/resolved-after"
 	check "resolved's per-link DNS and domains as before the install" "" "$(diff "$LAB/resolved-before" "$LAB/resolved-after" | head -10)"
+	reboot_row $adapter 127.0.0.53 resolved_back   # issue 26 row 1
 }
 
 root_fingerprint() { (cd "$NMROOT" && find etc usr/local var/lib -xdev -printf '%p %s %T@\n' 2>/dev/null | LC_ALL=C sort); }
