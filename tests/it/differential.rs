@@ -88,6 +88,12 @@ impl Proc {
     pub(crate) fn exited(&mut self) -> Option<std::process::ExitStatus> {
         self.child.try_wait().ok().flatten()
     }
+
+    /// Sends `sig` to the process group this server leads (timeout(1) and the server under it).
+    pub(crate) fn signal_group(&self, sig: libc::c_int) {
+        // SAFETY: kill(2) on the process group our own, not yet reaped, child leads.
+        unsafe { libc::kill(-(self.child.id() as libc::pid_t), sig) };
+    }
 }
 
 impl Drop for Proc {

@@ -30,5 +30,6 @@ mod store_forged;
 mod transfer;
 mod transfer_clients;
 mod transfer_forged;
+mod transfer_forged_secondaries;
 mod transfer_readers;
 mod transfer_tsig;

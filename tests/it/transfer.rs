@@ -22,17 +22,17 @@ use crate::differential::{
     Case, Norm, Proc, differing, find_program, free_port, normalize, udp_exchange,
 };
 
-const ZONE: &str = "pigsty.test.";
-const REVERSE: &str = "10.10.10.in-addr.arpa.";
+pub(crate) const ZONE: &str = "pigsty.test.";
+pub(crate) const REVERSE: &str = "10.10.10.in-addr.arpa.";
 /// Swaps made under query load; each is waited for on every secondary.
 const SWAPS: u32 = 30;
 /// A secondary must serve a new serial within this after the swap.
-const SYNC_WAIT: Duration = Duration::from_secs(20);
+pub(crate) const SYNC_WAIT: Duration = Duration::from_secs(20);
 const START_WAIT: Duration = Duration::from_secs(20);
 
 /// The records file of generation `n`: fixed hosts, a set that grows and shrinks with `n`, and a name
 /// that moves every time (so every swap changes A and PTR records both ways).
-fn yaml(n: u32) -> String {
+pub(crate) fn yaml(n: u32) -> String {
     let mut y = String::from(
         "all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n    10.10.10.11: { nodename: node-b }\n  vars:\n    vm_hosts:\n",
     );
@@ -48,7 +48,7 @@ fn yaml(n: u32) -> String {
 
 /// The queries compared: every name any generation may hold (A, AAAA, ANY-free), both apexes' SOA
 /// and NS, empty non-terminals, every PTR slot used, and names that never exist.
-fn query_set() -> Vec<Case> {
+pub(crate) fn query_set() -> Vec<Case> {
     let mut names: Vec<(String, RecordType)> = Vec::new();
     for apex in [ZONE, REVERSE] {
         for t in [RecordType::SOA, RecordType::NS, RecordType::A] {
@@ -82,7 +82,7 @@ fn query_set() -> Vec<Case> {
     names.into_iter().map(|(n, t)| Case::plain(&n, t)).collect()
 }
 
-fn soa_serial(addr: SocketAddr, apex: &str) -> Option<u32> {
+pub(crate) fn soa_serial(addr: SocketAddr, apex: &str) -> Option<u32> {
     let q = Case::plain(apex, RecordType::SOA).wire(4242);
     let reply = udp_exchange(addr, &q).ok()?;
     let m = Message::from_vec(&reply).ok()?;
@@ -93,16 +93,16 @@ fn soa_serial(addr: SocketAddr, apex: &str) -> Option<u32> {
 }
 
 /// A TSIG key: name and base64 secret.
-type Key<'a> = (&'a str, &'a str);
+pub(crate) type Key<'a> = (&'a str, &'a str);
 
-struct Secondary {
-    name: &'static str,
-    addr: SocketAddr,
-    proc_: Proc,
+pub(crate) struct Secondary {
+    pub(crate) name: &'static str,
+    pub(crate) addr: SocketAddr,
+    pub(crate) proc_: Proc,
 }
 
 impl Secondary {
-    fn wait_serial(&mut self, serial: u32, wait: Duration) {
+    pub(crate) fn wait_serial(&mut self, serial: u32, wait: Duration) {
         let deadline = Instant::now() + wait;
         loop {
             if let Some(st) = self.proc_.exited() {
@@ -128,13 +128,13 @@ impl Secondary {
     }
 }
 
-fn tail(text: &str, n: usize) -> String {
+pub(crate) fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// Every query of the set answered identically by pigsty-dns and the secondary.
-fn compare(pigsty: SocketAddr, s: &Secondary, cases: &[Case]) -> Vec<String> {
+pub(crate) fn compare(pigsty: SocketAddr, s: &Secondary, cases: &[Case]) -> Vec<String> {
     let mut diffs = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         let q = c.wire(i as u16 + 1);
@@ -312,7 +312,7 @@ fn start_named(
 }
 
 /// The `zone transfer` log lines of pigsty-dns for one peer address, by answer kind.
-fn transfers_logged(log: &str, peer: &str) -> (usize, usize) {
+pub(crate) fn transfers_logged(log: &str, peer: &str) -> (usize, usize) {
     let mine = log
         .lines()
         .filter(|l| l.contains("zone transfer") && l.contains(&format!("peer={peer} ")));
@@ -360,7 +360,7 @@ fn first_generation(
 }
 
 /// Waits until `log` of `p` holds `needle` (case-insensitive), bounded.
-fn wait_log(p: &Proc, needle: &str, wait: Duration) -> bool {
+pub(crate) fn wait_log(p: &Proc, needle: &str, wait: Duration) -> bool {
     let deadline = Instant::now() + wait;
     while Instant::now() < deadline {
         if p.log_text().to_ascii_lowercase().contains(needle) {
@@ -373,26 +373,28 @@ fn wait_log(p: &Proc, needle: &str, wait: Duration) -> bool {
 
 /// The fourth secondary of a run: a Knot started from the exported files of serial 1 that
 /// pigsty-dns must refuse (`dir` under the temp dir, `via` its source address).
-struct Fourth {
-    dir: &'static str,
-    via: &'static str,
-    name: &'static str,
+pub(crate) struct Fourth {
+    pub(crate) dir: &'static str,
+    pub(crate) via: &'static str,
+    pub(crate) name: &'static str,
+    /// The key it signs with (`None`: unsigned).
+    pub(crate) key: Option<Key<'static>>,
 }
 
 /// pigsty-dns serving generation 1 with Knot, NSD and BIND following it, and the refused fourth.
-struct Run {
-    state: std::path::PathBuf,
-    records: std::path::PathBuf,
-    primary: SocketAddr,
-    pig: Proc,
-    secondaries: Vec<Secondary>,
-    fourth: Secondary,
+pub(crate) struct Run {
+    pub(crate) state: std::path::PathBuf,
+    pub(crate) records: std::path::PathBuf,
+    pub(crate) primary: SocketAddr,
+    pub(crate) pig: Proc,
+    pub(crate) secondaries: Vec<Secondary>,
+    pub(crate) fourth: Secondary,
 }
 
 /// Starts a [`Run`] in `dir`: the three secondaries transfer with `key` (if any), pigsty-dns gets
 /// `extra` flags besides the transfer ACL and the NOTIFY targets; returns once pigsty-dns answers
 /// on serial 1 and every secondary, the fourth too, holds serial 1.
-fn start_run(dir: &Path, key: Option<Key>, extra: &[&str], fourth: Fourth) -> Run {
+pub(crate) fn start_run(dir: &Path, key: Option<Key>, extra: &[&str], fourth: Fourth) -> Run {
     let (knotd, nsd, named) = (
         find_program("knotd"),
         find_program("nsd"),
@@ -410,7 +412,7 @@ fn start_run(dir: &Path, key: Option<Key>, extra: &[&str], fourth: Fourth) -> Ru
         primary,
         fourth.via,
         Some((&fwd1, &rev1)),
-        None,
+        fourth.key,
     );
     let listen = primary.to_string();
     let mut args = vec![
@@ -489,7 +491,7 @@ fn start_run(dir: &Path, key: Option<Key>, extra: &[&str], fourth: Fourth) -> Ru
 }
 
 /// Asks the Knot behind control socket `sock` to refresh `zones` at once (not at its refresh timer).
-fn knot_refresh(sock: &Path, zones: &[&str]) {
+pub(crate) fn knot_refresh(sock: &Path, zones: &[&str]) {
     for z in zones {
         let out = std::process::Command::new(find_program("knotc"))
             .args(["-s", sock.to_str().unwrap(), "zone-refresh", z])
@@ -507,7 +509,7 @@ fn refresh_is_refused(sock: &Path, knot: &Proc, why: &str) -> bool {
 }
 
 /// pigsty-dns's transfer counters from its status file, once `ready` holds of them (bounded wait).
-fn transfer_counters(
+pub(crate) fn transfer_counters(
     state: &Path,
     ready: impl Fn(&serde_json::Value) -> bool,
 ) -> serde_json::Value {
@@ -524,7 +526,7 @@ fn transfer_counters(
     }
 }
 
-fn count(st: &serde_json::Value, field: &str) -> u64 {
+pub(crate) fn count(st: &serde_json::Value, field: &str) -> u64 {
     st["transfers"][field].as_u64().unwrap_or(0)
 }
 
@@ -554,6 +556,7 @@ fn knot_nsd_and_bind_follow_every_swap() {
             dir: "denied",
             via: "127.0.0.9",
             name: "knot (not allowed)",
+            key: None,
         },
     );
     let cases = query_set();
@@ -846,6 +849,7 @@ fn tsig_signed_transfers_and_a_secondary_without_the_key_is_refused() {
             dir: "nokey",
             via: "127.0.0.1",
             name: "knot without the key",
+            key: None,
         },
     );
     let cases = query_set();

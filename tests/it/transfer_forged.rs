@@ -15,7 +15,7 @@ use crate::transfer_clients::{lines, load_text, request, start, state_dir, trans
 const ZONE: &str = "pigsty.test.";
 
 /// The stored file of `serial`.
-fn gen_file(state: &Path, serial: u32) -> PathBuf {
+pub(crate) fn gen_file(state: &Path, serial: u32) -> PathBuf {
     let prefix = format!("gen-{serial:010}-");
     fs::read_dir(state.join("generations"))
         .unwrap()
@@ -31,7 +31,7 @@ fn gen_file(state: &Path, serial: u32) -> PathBuf {
 }
 
 /// Replaces `path`'s contents in place (one link, mode 0600, as a sealed file is).
-fn overwrite(path: &Path, bytes: &[u8]) {
+pub(crate) fn overwrite(path: &Path, bytes: &[u8]) {
     let tmp = path.with_extension("swap");
     fs::write(&tmp, bytes).unwrap();
     fs::set_permissions(&tmp, fs::Permissions::from_mode(0o600)).unwrap();
@@ -40,7 +40,7 @@ fn overwrite(path: &Path, bytes: &[u8]) {
 
 /// The generation in `bytes`, re-sealed as `serial` with both digests valid (the record digest does not
 /// cover the serial): what a forger who can write the state dir makes.
-fn resealed(bytes: &[u8], serial: u32) -> Vec<u8> {
+pub(crate) fn resealed(bytes: &[u8], serial: u32) -> Vec<u8> {
     let mut g = pigsty_dns::generation::Generation::parse_unverified(bytes).unwrap();
     g.serial = serial;
     g.encode()
