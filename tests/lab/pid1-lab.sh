@@ -50,6 +50,11 @@
 # - nsenter passes the host's environment in: every command inside runs under `env -i`.
 # - A lab unit in multi-user.target with Before=systemd-resolved.service is an ordering cycle (resolved
 #   is in sysinit.target): systemd silently drops resolved's start job. The boot checks grep for cycles.
+#   The lab's units that must be up before resolved (the uplink, the upstream stand-in) and the boot
+#   probe have DefaultDependencies=no and are wanted by sysinit.target instead.
+# - In the container CLOCK_MONOTONIC is the host's (no time namespace) and there is no kernel timestamp:
+#   the boot's zero is PID 1's UserspaceTimestampMonotonic; the journal's monotonic times, the units'
+#   *TimestampMonotonic and the probe's clock_gettime all read the same clock.
 # - 252: when the start limit stops an automatic restart, Result= stays "exit-code"; the journal says
 #   "Start request repeated too quickly". `systemctl reset-failed` also resets the start-limit window.
 # - Debian sid's sudo (1.9.17) has secure_path="/usr/sbin:/usr/bin:/sbin:/bin": `sudo -u U pigsty-dns`
@@ -184,6 +189,9 @@ cx() {
 }
 ux() {   # as the test user, with the user manager (lingering) and its bus
 	cx loginctl enable-linger "$TUSER" </dev/null && cx systemctl start "user@$TUID.service" </dev/null || return 125
+	uxq "$@"
+}
+uxq() {  # as ux, but neither lingering nor the user manager started: only what is there already
 	cx runuser -u "$TUSER" -- env -i PATH="$IN_PATH" HOME=/home/$TUSER USER=$TUSER LOGNAME=$TUSER LANG=C.UTF-8 \
 		XDG_RUNTIME_DIR=/run/user/$TUID DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/$TUID/bus "$@"
 }
@@ -277,7 +285,7 @@ mono() { sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p'; }
 # ---------------------------------------------------------------- the journey
 setup_machine() {   # the lab's own additions to the "machine", before anything is measured
 	local up=$LAB/upper
-	install -d -m 0755 "$up/usr/local/bin" "$up/srv/lab" "$up/etc/systemd/system/multi-user.target.wants"
+	install -d -m 0755 "$up/usr/local/bin" "$up/srv/lab" "$up/etc/systemd/system/sysinit.target.wants"
 	install -o root -g root -m 0755 "$PIGSTY_DNS_BIN" "$up/usr/local/bin/pigsty-dns"
 	install -o root -g root -m 0644 "$PIGSTY_DNS_RECORDS" "$up/srv/lab/pigsty.test.yml"
 	install -o root -g root -m 0644 "$PIGSTY_DNS_DEB" "$up/srv/lab/pigsty-dns.deb"
@@ -286,8 +294,11 @@ setup_machine() {   # the lab's own additions to the "machine", before anything 
 	cat >"$up/etc/systemd/system/lab-uplink.service" <<'EOF'
 [Unit]
 Description=pid1-lab: an uplink stand-in with a TEST-NET-2 address (private network namespace only)
-# no Before=systemd-resolved.service: resolved is part of sysinit.target, this unit comes after it
-# (an ordering cycle that makes systemd drop resolved's start job); resolved picks up new links anyway
+# Up before resolved, as a real uplink may be: the reboot checks want the upstream reachable from
+# resolved's first query on. Before=systemd-resolved.service from a unit in multi-user.target is an
+# ordering cycle (resolved is part of sysinit.target): so no default dependencies, in sysinit.target.
+DefaultDependencies=no
+Before=systemd-resolved.service
 [Service]
 Type=oneshot
 RemainAfterExit=yes
@@ -296,9 +307,10 @@ ExecStart=/usr/sbin/ip link set pu0 addrgenmode none
 ExecStart=/usr/sbin/ip addr add 198.51.100.254/32 dev pu0
 ExecStart=/usr/sbin/ip link set pu0 up
 [Install]
-WantedBy=multi-user.target
+WantedBy=sysinit.target
 EOF
-	ln -sf /etc/systemd/system/lab-uplink.service "$up/etc/systemd/system/multi-user.target.wants/lab-uplink.service"
+	ln -sf /etc/systemd/system/lab-uplink.service "$up/etc/systemd/system/sysinit.target.wants/lab-uplink.service"
+	setup_boot_watch "$up"
 	# A port taker for the "port in use" check (UDP and TCP, the daemon's address), run as a transient unit.
 	cat >"$up/srv/lab/take-port.py" <<'EOF'
 import socket, sys, time
@@ -317,6 +329,139 @@ while [ $i -lt 600 ]; do
 	sleep 0.05; i=$((i + 1))
 done
 EOF
+}
+
+# Issue 26 row 1, the reboot: what watches the second boot. The upstream stand-in (resolved's global DNS
+# server) and the uplink are up before resolved starts (no default dependencies, in sysinit.target: no
+# ordering cycle), so a zone name that leaks at any time of the boot has somewhere to go and is
+# recorded. The probe (armed only for that boot) asks the stub from early in sysinit on. Both log
+# CLOCK_MONOTONIC: the clock of systemd's *TimestampMonotonic and the journal's (no time namespace).
+setup_boot_watch() {
+	local up=$1
+	install -d -m 0755 "$up/etc/systemd/resolved.conf.d"
+	printf '[Resolve]\nDNS=127.0.0.2\n' >"$up/etc/systemd/resolved.conf.d/lab-upstream.conf"
+	cat >"$up/srv/lab/upstream.py" <<'EOF'
+# The default-upstream stand-in on 127.0.0.2:53 (UDP and TCP): records every question it gets
+# ("CLOCK_MONOTONIC proto name qtype") in /run/lab-upstream.log and answers NXDOMAIN (no SOA: nothing
+# cached), so a leaked zone name shows in this log and as NXDOMAIN at the client. READY=1 once bound.
+import os, socket, struct, threading, time
+
+LOG, ADDR, LIFE = "/run/lab-upstream.log", ("127.0.0.2", 53), 1800
+
+
+def record(proto, q):
+    i, labels = 12, []
+    while i < len(q) and q[i] and len(labels) < 128:
+        labels.append(q[i + 1:i + 1 + q[i]].decode("ascii", "replace"))
+        i += 1 + q[i]
+    qtype = struct.unpack("!H", q[i + 1:i + 3])[0] if i + 3 <= len(q) else 0
+    with open(LOG, "a") as f:
+        f.write("%.6f %s %s. %d\n" % (time.clock_gettime(time.CLOCK_MONOTONIC), proto, ".".join(labels), qtype))
+    end = min(i + 5, len(q))
+    rd = struct.unpack("!H", q[2:4])[0] & 0x0100 if len(q) >= 4 else 0
+    # QR, RD copied, RA, NXDOMAIN; the question echoed, nothing else (the client's OPT dropped)
+    return q[:2] + struct.pack("!HHHHH", 0x8000 | rd | 0x0080 | 3, 1, 0, 0, 0) + q[12:end]
+
+
+def tcp(srv):
+    while True:
+        c, _ = srv.accept()
+        c.settimeout(2)
+        try:
+            n = struct.unpack("!H", c.recv(2))[0]
+            q = b""
+            while len(q) < n:
+                b = c.recv(n - len(q))
+                if not b:
+                    break
+                q += b
+            a = record("tcp", q)
+            c.sendall(struct.pack("!H", len(a)) + a)
+        except Exception:
+            pass
+        c.close()
+
+
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind(ADDR)
+t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+t.bind(ADDR)
+t.listen(16)
+threading.Thread(target=tcp, args=(t,), daemon=True).start()
+ns = os.environ.get("NOTIFY_SOCKET")
+if ns:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.sendto(b"READY=1", "\0" + ns[1:] if ns.startswith("@") else ns)
+end = time.monotonic() + LIFE   # bounded: every server a test starts stops by itself
+while time.monotonic() < end:
+    u.settimeout(max(0.1, end - time.monotonic()))
+    try:
+        q, peer = u.recvfrom(4096)
+    except socket.timeout:
+        continue
+    if len(q) >= 12:
+        u.sendto(record("udp", q), peer)
+EOF
+	cat >"$up/srv/lab/boot-probe.py" <<'EOF'
+# The boot probe: from early in boot, asks resolved's stub for meta.pigsty.test A with dig every
+# ~50 ms (one try, 1 s timeout) and writes "SENT DONE OUTCOME [A]" per question to
+# /run/lab-boot-probe.log (CLOCK_MONOTONIC seconds; OUTCOME: an rcode, refused = nothing listens on
+# the stub yet, timeout). Bounded: 60 s, or the first NOERROR and 3 more.
+import re, subprocess, time
+
+LOG, NAME = "/run/lab-boot-probe.log", "meta.pigsty.test"
+mono = lambda: time.clock_gettime(time.CLOCK_MONOTONIC)
+end, good = mono() + 60, 0
+with open(LOG, "a") as f:
+    while mono() < end and good < 4:
+        t0 = mono()
+        p = subprocess.run(["dig", "+tries=1", "+time=1", "+noall", "+comments", "+answer",
+                            "@127.0.0.53", NAME, "A"], capture_output=True, text=True)
+        t1 = mono()
+        m = re.search(r"status: ([A-Z]+)", p.stdout)
+        a = re.search(r"\sIN\s+A\s+(\S+)", p.stdout)
+        if m:
+            out = m.group(1)
+        elif "refused" in p.stdout + p.stderr:
+            out = "refused"
+        elif "timed out" in p.stdout + p.stderr or "no servers" in p.stdout + p.stderr:
+            out = "timeout"
+        else:
+            out = "error(rc=%d)" % p.returncode
+        f.write("%.6f %.6f %s%s\n" % (t0, t1, out, " " + a.group(1) if a else ""))
+        f.flush()
+        good += out == "NOERROR"
+        time.sleep(0.05)
+EOF
+	cat >"$up/etc/systemd/system/lab-upstream.service" <<'EOF'
+[Unit]
+Description=pid1-lab: the default-upstream stand-in on 127.0.0.2:53, recording every question
+DefaultDependencies=no
+Before=systemd-resolved.service shutdown.target
+Conflicts=shutdown.target
+[Service]
+Type=notify
+ExecStart=/usr/bin/python3 /srv/lab/upstream.py
+[Install]
+WantedBy=sysinit.target
+EOF
+	cat >"$up/etc/systemd/system/lab-boot-probe.service" <<'EOF'
+[Unit]
+Description=pid1-lab: the boot probe (meta.pigsty.test through resolved's stub from early boot)
+DefaultDependencies=no
+ConditionPathExists=/var/lib/lab-boot-probe.armed
+Before=shutdown.target
+Conflicts=shutdown.target
+[Service]
+ExecStart=/usr/bin/python3 /srv/lab/boot-probe.py
+[Install]
+WantedBy=sysinit.target
+EOF
+	local u
+	for u in lab-upstream lab-boot-probe; do
+		ln -sf "/etc/systemd/system/$u.service" "$up/etc/systemd/system/sysinit.target.wants/$u.service"
+	done
 }
 
 boot_sane() {   # the lab's own machine must boot clean, or later checks mean little
@@ -602,10 +747,14 @@ route_install() {
 
 # 6. Stop and start the container: unit and route come back by themselves.
 container_restart() {
-	local t0=$SECONDS
+	local t0=$SECONDS t1
+	before_reboot "$VARIANT"
 	stop; start >/dev/null || return 1
 	echo "# container stopped and started again in $((SECONDS - t0)) s"
 	boot_sane second
+	t1=$SECONDS
+	RB=reboot; RBTAG=reboot
+	boot_probe_report
 	check "after the restart: the system unit is active by itself" active "$(wait_state pigsty-dns.service active 100)"
 	check "after the restart: NRestarts 0 (a fresh boot, not a crash loop)" 0 "$(prop pigsty-dns.service NRestarts)"
 	check "after the restart: the newest good generation is served" "NOERROR $SERIAL" "$(dq $PORT pigsty.test SOA)"
@@ -617,6 +766,159 @@ container_restart() {
 	local out rc; out=$(cx pigsty-dns route status 2>&1); rc=$?
 	echo "$out" >"$LAB/logs/route-status-after-reboot.log"
 	check "after the restart: route status all ok" "0 0" "$rc $(grep -c '^FAIL' <<<"$out")"
+	user_after_reboot
+	leak_check
+	echo "# reboot checks (boot probe, user unit, leak check) took $((SECONDS - t1)) s, the restart itself $((t1 - t0)) s"
+}
+
+# ---------------------------------------------------------------- the reboot (issue 26, row 1)
+usec() { prop "$1" "$2"; }   # a unit's *TimestampMonotonic: CLOCK_MONOTONIC in µs
+# (mawk's printf %d stops at 2^31: µs of CLOCK_MONOTONIC pass that after 36 min of uptime, so %.0f)
+ms() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == 0 || b == 0) print "?"; else printf "%.0f", (b - a) / 1000 }'; }
+# PID 1's own start: in a container there is no kernel timestamp; systemd's userspace timestamp is
+# PID 1's exec (CLOCK_MONOTONIC), the only "boot" the container has.
+boot_usec() { cx systemctl show -p UserspaceTimestampMonotonic --value; }
+route_journal() { cx cat /var/lib/pigsty-dns-route/journal.json 2>/dev/null; }
+route_variant() { route_journal | sed -n 's/^ *"variant": *"\([^"]*\)".*/\1/p' | head -1; }
+
+RB=reboot; RBTAG=reboot   # the check's label and log names of this reboot
+KNOWN_LEAK=   # set for the runtime variant's reboot: its boot window leaks (see runtime_reboot)
+# A leak check: a check, or for a known leak a "# KNOWN" line with the same evidence (not counted).
+leak_verdict() {
+	if [ -z "$KNOWN_LEAK" ]; then check "$@"; return; fi
+	if [ "$2" = "$3" ]; then echo "# KNOWN ($KNOWN_LEAK), not seen this time: $1 [$3]"
+	else echo "# KNOWN ($KNOWN_LEAK), seen: $1 [expected '$2', got '$3']"; fi
+}
+
+# bookworm: the runtime variant too (ip + resolvectl at install, its boot unit after resolved) across a
+# reboot of its own; then back to the default variant (networkd) for the restart and the teardown.
+reroute() {   # route uninstall, then route install --link-variant VARIANT
+	local out rc
+	out=$(cx pigsty-dns route uninstall --yes 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/route-uninstall-to-$1.log"
+	out=$(cx pigsty-dns route install --server 127.0.0.1:$PORT --yes --check-name meta.pigsty.test \
+		--state-dir /var/lib/pigsty-dns --link-variant "$1" 2>&1); rc=$((rc + $?))
+	echo "$out" >"$LAB/logs/route-install-$1.log"
+	check "route uninstall, route install --link-variant $1" "0 link $1" "$rc $(route_state) $(route_variant)"
+	[ "$rc" = 0 ] || echo "$out" | tail -15
+}
+runtime_reboot() {
+	local t0=$SECONDS out rc i s=none
+	reroute runtime
+	cx touch /var/lib/lab-boot-probe.armed
+	stop; start >/dev/null || return 1
+	boot_sane runtime-variant
+	RB="reboot (runtime variant)"; RBTAG=reboot-runtime
+	# Its unit runs after resolved (resolvectl needs it): until it has run, resolved has no scope for
+	# the zone and sends it to the global servers. Measured, reported as KNOWN, not counted (issue 26).
+	KNOWN_LEAK="runtime variant: resolved answers before the route's boot unit has run"
+	boot_probe_report
+	check "$RB: the system unit is active by itself" active "$(wait_state pigsty-dns.service active 100)"
+	for i in $(seq 50); do s=$(route_state); [ "$s" = link ] && break; sleep 0.2; done
+	check "$RB: the route is back (its boot unit ran)" "link active" "$s $(prop pigsty-dns-route.service ActiveState)"
+	check "$RB: getent ahostsv4 meta.pigsty.test" 10.10.10.10 "$(ge meta.pigsty.test)"
+	out=$(cx pigsty-dns route status 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/route-status-after-reboot-runtime.log"
+	check "$RB: route status all ok" "0 0" "$rc $(grep -c '^FAIL' <<<"$out")"
+	leak_check
+	KNOWN_LEAK=
+	reroute networkd
+	echo "# the runtime variant's reboot (reinstall, restart, checks, back to networkd) took $((SECONDS - t0)) s"
+}
+
+# Before the poweroff: the user unit again, kept this time; the boot probe armed for the next boot.
+before_reboot() {
+	local out rc
+	out=$(ux pigsty-dns service install --listen 127.0.0.1:$UPORT --program /usr/local/bin/pigsty-dns 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/install-user-kept.log"
+	check "before the restart: the user unit installed again and kept (lingering)" "0 active" \
+		"$rc $(prop pigsty-dns.service ActiveState --user)"
+	cx touch /var/lib/lab-boot-probe.armed
+	check "before the restart: the route ($ADAPTER${1:+, variant $1})" "$ROUTE_KIND${1:+ $1}" "$(route_state)${1:+ $(route_variant)}"
+}
+
+# The probe's lines "SENT DONE OUTCOME [A]" (s) -> "first-good-done(µs) before-counts bad-before bad-all"
+probe_summary() {
+	awk '{ good = ($3 == "NOERROR" && $4 == "10.10.10.10") }
+		!first && good { first = $2 }
+		!first && !good { n[$3]++; if ($3 != "refused" && $3 != "timeout" && $3 != "SERVFAIL") bb++ }
+		!good && ($3 == "NXDOMAIN" || $3 == "NOERROR") { ba++ }
+		END { c = ""; for (k in n) c = c (c ? "," : "") k ":" n[k]
+			printf "%.0f %s %d %d\n", first * 1e6, (c ? c : "none"), bb, ba }' "$1"
+}
+
+# After the boot: from PID 1's start to the first good answer through the stub, and what came before.
+boot_probe_report() {
+	local i s t0 tres tready troute first before bb ba sent1
+	for i in $(seq 350); do   # the probe is bounded at 60 s (+ one dig)
+		s=$(prop lab-boot-probe.service ActiveState); [ "$s" = active ] || [ "$s" = activating ] || break; sleep 0.2
+	done
+	cx rm -f /var/lib/lab-boot-probe.armed
+	cx cat /run/lab-boot-probe.log >"$LAB/logs/boot-probe-$RBTAG.log" 2>/dev/null
+	check "$RB: the boot probe ran and ended by itself" "inactive 0" "$s $(prop lab-boot-probe.service ExecMainStatus)"
+	# (boot_sane greps the console for cycles; the journal has what PID 1 logged after journald started)
+	check "$RB: no ordering cycle in this boot's journal" 0 "$(cx journalctl -b -q -o cat | grep -ci 'ordering cycle')"
+	t0=$(boot_usec); tres=$(usec systemd-resolved.service ActiveEnterTimestampMonotonic)
+	tready=$(usec pigsty-dns.service ActiveEnterTimestampMonotonic)
+	case "$ROUTE_KIND/$(route_variant)" in
+	link/runtime) troute=$(usec pigsty-dns-route.service ActiveEnterTimestampMonotonic) ;;
+	link/networkd) troute=$(cx journalctl -b -q -o short-monotonic -u systemd-networkd.service |
+		grep -m1 -E 'pigsty-dns0: (Configured|Gained carrier|Link UP)' | mono | awk '{ printf "%.0f", $1 * 1e6 }') ;;
+	*) troute=$tres ;;   # delegate: resolved reads its delegate files as it starts
+	esac
+	read -r first before bb ba <<<"$(probe_summary "$LAB/logs/boot-probe-$RBTAG.log")"
+	sent1=$(awk 'NR == 1 { printf "%.0f", $1 * 1e6 }' "$LAB/logs/boot-probe-$RBTAG.log")
+	echo "# $RB ($SUITE, systemd $(root_version), $ADAPTER$(route_variant | sed "s/^./ &/")): from PID 1's start: probe's first question $(ms "$t0" "$sent1") ms, resolved active $(ms "$t0" "$tres") ms, route up $(ms "$t0" "$troute") ms, pigsty-dns READY $(ms "$t0" "$tready") ms, first good answer $(ms "$t0" "$first") ms; READY -> first good answer $(ms "$tready" "$first") ms; before it: $before ($(wc -l <"$LAB/logs/boot-probe-$RBTAG.log") questions in all)"
+	ok "$RB: the probe asked before pigsty-dns was READY (it saw the window)" "$(ms "$t0" "$sent1") ms < $(ms "$t0" "$tready") ms" \
+		test "${sent1:-0}" -gt 0 -a "${sent1:-0}" -lt "${tready:-0}"
+	ok "$RB: a good answer through resolved's stub (NOERROR 10.10.10.10)" "$(ms "$t0" "$first") ms after PID 1" test "${first:-0}" -gt 0
+	leak_verdict "$RB: before the first good answer only refused, timeout or SERVFAIL ($before)" 0 "$bb"
+	leak_verdict "$RB: the probe never got NXDOMAIN or another answer (a leak or a negative cache)" 0 "$ba"
+}
+
+# After the boot: the user manager and its unit came back by lingering alone; then uninstalled.
+user_after_reboot() {
+	local i s out rc
+	check "after the restart: user@$TUID.service runs by itself (lingering)" active "$(wait_state "user@$TUID.service" active 100)"
+	for i in $(seq 100); do
+		s=$(uxq systemctl --user show pigsty-dns.service -p ActiveState --value 2>/dev/null); [ "$s" = active ] && break; sleep 0.2
+	done
+	# (>= 256 lists the user manager's own session, class "manager": not a login)
+	check "after the restart: the user unit is active by itself (no login: linger)" "active " \
+		"$s $(cx loginctl list-sessions --no-legend 2>/dev/null | awk -v u="$TUSER" '$3 == u && !/ manager(-early)? /')"
+	echo "# user unit READY $(ms "$(boot_usec)" "$(uxq systemctl --user show pigsty-dns.service -p ActiveEnterTimestampMonotonic --value)") ms after PID 1's start"
+	check "after the restart: the user unit answers on its own port" NOERROR "$(dq $UPORT pigsty.test SOA | cut -d' ' -f1)"
+	# `service uninstall` refuses while ANY route is installed, also one to another server (here the
+	# system unit's 127.0.0.1:$PORT): so the user unit goes after the teardown (user_unit_last)
+	out=$(ux pigsty-dns service uninstall --dry-run 2>&1); rc=$?
+	echo "# user unit: service uninstall --dry-run while the system unit's route is installed: exit $rc: $(head -1 <<<"$out" | cut -c1-110)"
+}
+user_unit_last() {   # after the teardown (no route any more): the user unit that came back by itself
+	local out rc
+	out=$(ux pigsty-dns service uninstall 2>&1); rc=$?
+	echo "$out" >"$LAB/logs/uninstall-user-after-reboot.log"
+	check "after the restart: user unit: service uninstall (once the route is gone)" "0 no inactive" \
+		"$rc $(cx test -e /home/$TUSER/.config/systemd/user/pigsty-dns.service && echo yes || echo no) $(prop pigsty-dns.service ActiveState --user)"
+}
+
+# After the boot and every check above: the upstream stand-in, up before resolved, never saw the zone.
+leak_check() {
+	local rev ctl=lab-control-$RANDOM.example.org i leaks tup tupl tres
+	rev=$(route_journal | grep -o '[0-9.]*in-addr\.arpa' | head -1)
+	tup=$(usec lab-upstream.service ActiveEnterTimestampMonotonic); tupl=$(usec lab-uplink.service ActiveEnterTimestampMonotonic)
+	tres=$(usec systemd-resolved.service ExecMainStartTimestampMonotonic)
+	ok "$RB: the upstream stand-in and the uplink were up before resolved started" "$tup, $tupl < $tres" \
+		test "${tup:-0}" -gt 0 -a "${tup:-0}" -lt "${tres:-0}" -a "${tupl:-0}" -gt 0 -a "${tupl:-0}" -lt "${tres:-0}"
+	# the reverse zone through the stub too (whatever the daemon answers, it must not go upstream)
+	echo "# dig -x 10.10.10.10 through the stub: $(cx dig +tries=1 +time=2 @127.0.0.53 -x 10.10.10.10 | grep -o 'status: [A-Z]*')"
+	cx dig +tries=1 +time=2 @127.0.0.53 "$ctl" A >/dev/null
+	for i in $(seq 20); do cx grep -q " $ctl\. " /run/lab-upstream.log && break; sleep 0.1; done
+	cx cat /run/lab-upstream.log >"$LAB/logs/upstream-$RBTAG.log"
+	leaks=$(grep -iE " ([^ ]*\.)?(pigsty\.test|${rev//./\\.})\. " "$LAB/logs/upstream-$RBTAG.log" | head -3 | paste -sd'|' -)
+	[ -n "$rev" ] || leaks="no reverse zone in the route journal"
+	leak_verdict "$RB: the upstream stand-in saw no question for pigsty.test or ${rev:-the reverse zone} during or after the boot" "" "$leaks"
+	ok "$RB: ... and it saw the control name (so the leak check can fail)" \
+		"$ctl; $(wc -l <"$LAB/logs/upstream-$RBTAG.log") questions logged" grep -q " $ctl\. " "$LAB/logs/upstream-$RBTAG.log"
 }
 
 # 5b. The ordered teardown: route first (from the journal and resolved's state), then the unit.
@@ -826,6 +1128,8 @@ test_run() {
 	mkdir -p "$LAB/logs" || die "cannot create $LAB"
 	if [ "$(root_version)" -ge 258 ]; then ADAPTER=resolved-delegate; ROUTE_KIND=delegate; MAX_SCORE=$MAX_SCORE_SID
 	else ADAPTER=resolved-link; ROUTE_KIND=link; MAX_SCORE=$MAX_SCORE_252; fi
+	# the route's default variant here: networkd runs in the bookworm machine (see build)
+	VARIANT=; [ "$ROUTE_KIND" = link ] && VARIANT=networkd
 	host_fingerprint >"$LAB/host-before"
 	root_fingerprint >"$LAB/root-before"
 	setup_machine
@@ -841,8 +1145,10 @@ test_run() {
 		restarts
 		user_unit
 		route_install
+		[ "$VARIANT" = networkd ] && runtime_reboot
 		container_restart
 		teardown
+		user_unit_last
 	fi
 	package_journey
 	stop

@@ -5,8 +5,10 @@
 //! every hardening directive read back from the running process, `systemd-analyze security`), `load`,
 //! `kill -9` and a taken port (exit 6, back-off or start limit), the user unit through
 //! `systemctl --user` with lingering, `route install` with the real resolved of the suite, a container
-//! restart (unit and route come back), `service uninstall --with-route` (route first, /etc
-//! byte-identical). Then the Debian package built in the same run (`$PIGSTY_DNS_DEB`, from
+//! restart (unit, route and the lingering user unit come back; a boot probe times the first good
+//! answer through resolved's stub and an upstream stand-in up before resolved sees no zone name;
+//! bookworm reboots once more with the route's runtime variant), `service uninstall --with-route`
+//! after the reboot (route first, /etc byte-identical). Then the Debian package built in the same run (`$PIGSTY_DNS_DEB`, from
 //! deploy/debian/build-deb.sh; .ci/run builds it first): `dpkg -i`, `man -w`, bash completion, the
 //! journey again with /usr/bin/pigsty-dns and the package's account, `dpkg -r` (prerm: route first,
 //! then the unit) and `dpkg -P`, with what policy keeps (the account; the records on -r). Both suites:
@@ -56,6 +58,19 @@ const EVERY_SUITE: &[&str] = &[
     "PASS: after the restart: the system unit is active by itself",
     "PASS: after the restart: the route is back in resolved",
     "PASS: after the restart: the newest good generation is served",
+    "PASS: before the restart: the user unit installed again and kept (lingering)",
+    "PASS: reboot: the boot probe ran and ended by itself",
+    "PASS: reboot: no ordering cycle in this boot's journal",
+    "PASS: reboot: the probe asked before pigsty-dns was READY",
+    "PASS: reboot: a good answer through resolved's stub",
+    "PASS: reboot: before the first good answer only refused, timeout or SERVFAIL",
+    "PASS: reboot: the probe never got NXDOMAIN or another answer",
+    "PASS: reboot: the upstream stand-in and the uplink were up before resolved started",
+    "PASS: reboot: the upstream stand-in saw no question for pigsty.test",
+    "PASS: reboot: ... and it saw the control name",
+    "PASS: after the restart: user@1000.service runs by itself (lingering)",
+    "PASS: after the restart: the user unit is active by itself (no login: linger)",
+    "PASS: after the restart: user unit: service uninstall",
     "PASS: service uninstall --system --with-route",
     "PASS: resolved's state over time (sampled every 50 ms): route gone before the unit stopped",
     "PASS: journal: the route's removal",
@@ -189,6 +204,10 @@ fn service_and_route_under_systemd_as_pid1() {
                 "PASS: 252: after the burst the unit gave up (failed, 'Start request repeated too quickly')",
                 "PASS: 252: fixed interval",
                 "PASS: 252: the start limit allowed 10 starts (StartLimitBurst=10)",
+                "PASS: route uninstall, route install --link-variant runtime",
+                "PASS: reboot (runtime variant): the route is back (its boot unit ran)",
+                "PASS: reboot (runtime variant): a good answer through resolved's stub",
+                "PASS: route uninstall, route install --link-variant networkd",
             ],
         ),
         run_suite(
