@@ -580,7 +580,8 @@ fn resolved_link_runtime_variant_and_its_boot_unit() {
     );
     assert!(
         unit.contains("PartOf=systemd-resolved.service")
-            && unit.contains("WantedBy=systemd-resolved.service"),
+            && unit.contains("WantedBy=systemd-resolved.service")
+            && unit.contains("\nBefore=nss-lookup.target\nWants=nss-lookup.target\n"),
         "{unit}"
     );
     let calls = t.runner.lines();

@@ -200,6 +200,9 @@ fn unit(p: &Params) -> String {
     let l = p.link.as_str();
     let mut unit = format!(
         "[Unit]\nDescription=pigsty-dns route: {} to {} through link {l}\nAfter=systemd-resolved.service\n\
+         # Until this has run resolved has no scope for the zone and sends its names to the global servers:\n\
+         # name lookups count as ready (nss-lookup.target, what boot-time programs order after) only then.\n\
+         Before=nss-lookup.target\nWants=nss-lookup.target\n\
          # Restarted with resolved, so the link's DNS settings come back after a resolved restart.\n\
          PartOf=systemd-resolved.service\n\n[Service]\nType=oneshot\nRemainAfterExit=yes\n",
         p.zone, p.server
