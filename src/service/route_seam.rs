@@ -10,8 +10,12 @@ use crate::sys::Runner;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RouteState {
-    /// Installed, and what it is (e.g. `adapter dns-delegate`).
-    Installed(String),
+    /// Installed: what it is (e.g. `adapter dns-delegate`) and the server it routes to (from its
+    /// journal; `None` when the status does not say).
+    Installed {
+        what: String,
+        server: Option<String>,
+    },
     NotInstalled,
     /// The route command answered something we cannot read; nothing is assumed.
     Unknown(String),
@@ -20,7 +24,7 @@ pub enum RouteState {
 impl fmt::Display for RouteState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RouteState::Installed(what) => f.write_str(what),
+            RouteState::Installed { what, .. } => f.write_str(what),
             RouteState::NotInstalled => f.write_str("not installed"),
             RouteState::Unknown(why) => write!(f, "unknown: {why}"),
         }
@@ -55,12 +59,14 @@ pub fn parse_status(code: Option<i32>, stdout: &str, stderr: &str) -> RouteState
     // `status` may exit non-zero for a broken route and still describe it.
     match serde_json::from_str::<serde_json::Value>(stdout.trim()) {
         Ok(v) => match v.get("installed").and_then(|i| i.as_bool()) {
-            Some(true) => RouteState::Installed(
-                v.get("adapter")
+            Some(true) => RouteState::Installed {
+                what: v
+                    .get("adapter")
                     .and_then(|a| a.as_str())
                     .map(|a| format!("adapter {a}"))
                     .unwrap_or_else(|| "installed".into()),
-            ),
+                server: v.get("server").and_then(|s| s.as_str()).map(String::from),
+            },
             Some(false) => RouteState::NotInstalled,
             None => RouteState::Unknown("route status --json has no boolean \"installed\"".into()),
         },
@@ -101,7 +107,21 @@ mod tests {
                 r#"{"installed": true, "adapter": "dns-delegate"}"#,
                 ""
             ),
-            RouteState::Installed("adapter dns-delegate".into())
+            RouteState::Installed {
+                what: "adapter dns-delegate".into(),
+                server: None
+            }
+        );
+        assert_eq!(
+            parse_status(
+                Some(0),
+                r#"{"installed": true, "adapter": "resolved-link", "server": "127.0.0.1:5399"}"#,
+                ""
+            ),
+            RouteState::Installed {
+                what: "adapter resolved-link".into(),
+                server: Some("127.0.0.1:5399".into())
+            }
         );
         assert_eq!(
             parse_status(Some(0), r#"{"installed": false}"#, ""),

@@ -384,7 +384,10 @@ fn the_system_binary_must_be_root_owned_and_unwritable_by_others() {
 #[test]
 fn uninstall_refuses_while_a_route_is_installed_unless_with_route() {
     let mut fx = Fixture::new(Os::Linux);
-    fx.route.states = VecDeque::from([RouteState::Installed("adapter dns-delegate".into())]);
+    fx.route.states = VecDeque::from([RouteState::Installed {
+        what: "adapter dns-delegate".into(),
+        server: None,
+    }]);
     let a = fx.uninstall_args();
     let e = fx.with(|h| uninstall(h, &a, false)).unwrap_err();
     assert_eq!(e.class, Class::Conflict);
@@ -401,7 +404,10 @@ fn with_route_removes_and_verifies_the_route_before_stopping_the_server() {
     std::fs::create_dir_all(unit.parent().unwrap()).unwrap();
     std::fs::write(&unit, "x").unwrap();
     fx.route.states = VecDeque::from([
-        RouteState::Installed("adapter dns-delegate".into()),
+        RouteState::Installed {
+            what: "adapter dns-delegate".into(),
+            server: None,
+        },
         RouteState::NotInstalled,
     ]);
     let mut a = fx.uninstall_args();
@@ -430,7 +436,10 @@ fn a_route_that_stays_stops_the_uninstall_before_the_server() {
     let unit = fx.home().join(".config/systemd/user/pigsty-dns.service");
     std::fs::create_dir_all(unit.parent().unwrap()).unwrap();
     std::fs::write(&unit, "x").unwrap();
-    fx.route.states = VecDeque::from([RouteState::Installed("x".into())]);
+    fx.route.states = VecDeque::from([RouteState::Installed {
+        what: "x".into(),
+        server: None,
+    }]);
     let mut a = fx.uninstall_args();
     a.with_route = true;
     let e = fx.with(|h| uninstall(h, &a, false)).unwrap_err();
@@ -452,7 +461,10 @@ fn a_route_that_stays_stops_the_uninstall_before_the_server() {
 #[test]
 fn without_root_the_two_commands_are_printed_in_order_and_nothing_runs() {
     let mut fx = Fixture::new(Os::Linux);
-    fx.route.states = VecDeque::from([RouteState::Installed("x".into())]);
+    fx.route.states = VecDeque::from([RouteState::Installed {
+        what: "x".into(),
+        server: None,
+    }]);
     let mut a = fx.uninstall_args();
     a.with_route = true;
     a.purge = true;
@@ -593,3 +605,46 @@ fn status_says_how_to_move_a_unit_still_on_5353() {
 }
 
 mod macos;
+
+#[test]
+fn a_route_to_another_units_server_is_left_alone_and_one_to_this_unit_is_not() {
+    let mut fx = Fixture::new(Os::Linux);
+    fx.is_root = true;
+    let unit = fx.home().join(".config/systemd/user/pigsty-dns.service");
+    std::fs::create_dir_all(unit.parent().unwrap()).unwrap();
+    std::fs::write(
+        &unit,
+        "[Service]\nExecStart=/usr/local/bin/pigsty-dns serve --listen 127.0.0.1:5398\n",
+    )
+    .unwrap();
+    let route_to = |server: &str| RouteState::Installed {
+        what: "adapter resolved-link".into(),
+        server: Some(server.into()),
+    };
+    // The system unit's route (to 5399): this user unit's uninstall neither refuses nor removes it.
+    fx.route.states = VecDeque::from([route_to("127.0.0.1:5399")]);
+    let a = fx.uninstall_args();
+    let out = fx.with(|h| uninstall(h, &a, false)).unwrap();
+    assert!(
+        out.contains("goes to 127.0.0.1:5399, not to this unit: left in place"),
+        "{out}"
+    );
+    assert_eq!(fx.calls()[0], "route status");
+    assert!(
+        !fx.calls().iter().any(|c| c == "route uninstall"),
+        "{:?}",
+        fx.calls()
+    );
+    assert!(!unit.exists());
+    // A route to this unit's own address: refused without --with-route, as before.
+    std::fs::write(
+        &unit,
+        "[Service]\nExecStart=/usr/local/bin/pigsty-dns serve --listen 127.0.0.1:5398\n",
+    )
+    .unwrap();
+    fx.log.borrow_mut().clear();
+    fx.route.states = VecDeque::from([route_to("127.0.0.1:5398")]);
+    let e = fx.with(|h| uninstall(h, &a, false)).unwrap_err();
+    assert_eq!(e.class, Class::Conflict);
+    assert!(unit.exists());
+}

@@ -18,8 +18,8 @@ pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Report, AppEr
     let c = &a.common;
     host.check_system_flag(c)?;
     let dir = state_dir(c)?.path;
-    let mut steps = route_steps(host, a)?;
     let mut notes = Vec::new();
+    let mut steps = route_steps(host, a, &mut notes)?;
     host.refuse_root_for_launchd(COMMAND)?;
     let present = unit_steps(host, c.system, &mut steps, &mut notes);
     if a.purge {
@@ -56,11 +56,24 @@ pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Report, AppEr
 
 /// The route's steps: none when no route is installed, its removal (and the check that it went) with
 /// `--with-route`; an error when it is there without `--with-route` or cannot be removed in this run.
-fn route_steps(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Vec<Action>, AppError> {
+fn route_steps(
+    host: &mut Host<'_>,
+    a: &UninstallArgs,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Action>, AppError> {
     let c = &a.common;
     let mut steps = Vec::new();
     match host.route.status() {
         RouteState::NotInstalled => {}
+        // A route to another server (another unit's port) does not depend on this one: left alone.
+        RouteState::Installed {
+            what,
+            server: Some(s),
+        } if routes_elsewhere(host, c.system, &s) => {
+            notes.push(format!(
+                "the resolver route ({what}) goes to {s}, not to this unit: left in place"
+            ));
+        }
         RouteState::Unknown(why) => {
             return Err(AppError::new(
                 Class::Runtime,
@@ -68,7 +81,7 @@ fn route_steps(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Vec<Action>, Ap
                 "check pigsty-dns route status; remove any route first (pigsty-dns route uninstall), then uninstall the service",
             ));
         }
-        RouteState::Installed(what) if !a.with_route => {
+        RouteState::Installed { what, .. } if !a.with_route => {
             return Err(AppError::new(
                 Class::Conflict,
                 format!(
@@ -79,17 +92,34 @@ fn route_steps(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Vec<Action>, Ap
         }
         // Root is needed for the route, but `systemctl --user` under sudo would talk to root's own
         // user manager: for a user unit under sudo the two steps are split as well.
-        RouteState::Installed(_)
+        RouteState::Installed { .. }
             if !a.dry_run && (!host.is_root || (!c.system && host.sudo_user.is_some())) =>
         {
             return Err(two_commands(host, a));
         }
-        RouteState::Installed(_) => {
+        RouteState::Installed { .. } => {
             steps.push(Action::RouteUninstall);
             steps.push(Action::RouteVerifyGone);
         }
     }
     Ok(steps)
+}
+
+/// Whether this unit (system or user) listens on addresses that do not include `server`, the route's.
+/// Unknown (no unit file, no `--listen` in it, a server we cannot read) is never "elsewhere": then
+/// the route is treated as this unit's.
+fn routes_elsewhere(host: &mut Host<'_>, system: bool, server: &str) -> bool {
+    let Ok(server) = server.parse::<std::net::SocketAddr>() else {
+        return false;
+    };
+    let path = host.unit_file(system).path;
+    let listen = std::fs::read_to_string(path)
+        .map(|t| super::ports::listen_in_unit(&t))
+        .unwrap_or_default();
+    !listen.is_empty()
+        && !listen
+            .iter()
+            .any(|l| *l == server || (l.ip().is_unspecified() && l.port() == server.port()))
 }
 
 /// The unit's removal steps, or the notes saying there is none here (and where another one is);

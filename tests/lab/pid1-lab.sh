@@ -895,10 +895,11 @@ user_after_reboot() {
 		"$s $(cx loginctl list-sessions --no-legend 2>/dev/null | awk -v u="$TUSER" '$3 == u && !/ manager(-early)? /')"
 	echo "# user unit READY $(ms "$(boot_usec)" "$(uxq systemctl --user show pigsty-dns.service -p ActiveEnterTimestampMonotonic --value)") ms after PID 1's start"
 	check "after the restart: the user unit answers on its own port" NOERROR "$(dq $UPORT pigsty.test SOA | cut -d' ' -f1)"
-	# `service uninstall` refuses while ANY route is installed, also one to another server (here the
-	# system unit's 127.0.0.1:$PORT): so the user unit goes after the teardown (user_unit_last)
+	# The system unit's route (to 127.0.0.1:$PORT) is none of the user unit's: its uninstall leaves it.
 	out=$(ux pigsty-dns service uninstall --dry-run 2>&1); rc=$?
-	echo "# user unit: service uninstall --dry-run while the system unit's route is installed: exit $rc: $(head -1 <<<"$out" | cut -c1-110)"
+	echo "$out" >"$LAB/logs/uninstall-user-dry-run-after-reboot.log"
+	check "after the restart: user unit: service uninstall --dry-run leaves the system unit's route alone" "0 1" \
+		"$rc $(grep -c "goes to 127.0.0.1:$PORT, not to this unit: left in place" <<<"$out")"
 }
 user_unit_last() {   # after the teardown (no route any more): the user unit that came back by itself
 	local out rc
@@ -984,28 +985,30 @@ ours_everywhere() {   # every path named *pigsty* outside the lab's own files, t
 etc_minus_accounts() {   # /etc's fingerprint without the account files (the account is policy's to keep)
 	etc_fingerprint | grep -Ev ' /etc/(passwd|group|shadow|gshadow)-? |/etc/(passwd|group|shadow|gshadow)-?$'
 }
-# prerm's one refusal: a route that no system unit of the package serves (here a hand-run server).
+# prerm's one refusal: a route that no system unit of the package serves (here a hand-run server),
+# without the package's system unit (TAG no-unit) and beside it (TAG beside-unit: the unit stays).
 package_refuses() {
-	local out rc hp=5397
+	local out rc hp=5397 tag=$1 unit=""
+	[ "$tag" = beside-unit ] && unit=" $(prop pigsty-dns.service ActiveState)"
 	cx systemd-run -q --unit=lab-hand-server /usr/bin/pigsty-dns serve --listen 127.0.0.1:$hp \
 		--records /srv/lab/pigsty.test.yml --state-dir /var/tmp/lab-hand
 	local i; for i in $(seq 50); do [ "$(dq $hp pigsty.test SOA | cut -d' ' -f1)" = NOERROR ] && break; sleep 0.2; done
 	out=$(cx pigsty-dns route install --server 127.0.0.1:$hp --yes --check-name meta.pigsty.test \
 		--state-dir /var/tmp/lab-hand 2>&1); rc=$?
-	echo "$out" >"$LAB/logs/pkg-hand-route.log"
-	check "package: a route to a hand-run server (no unit of the package)" "0 $ROUTE_KIND" "$rc $(route_state)"
+	echo "$out" >"$LAB/logs/pkg-hand-route-$tag.log"
+	check "package ($tag): a route to a hand-run server (no unit of the package serves it)" "0 $ROUTE_KIND" "$rc $(route_state)"
 	out=$(cx dpkg -r pigsty-dns 2>&1); rc=$?
-	echo "$out" >"$LAB/logs/dpkg-r-refused.log"
-	ok "package: dpkg -r refused by prerm (route with no unit of ours), saying what to run" \
+	echo "$out" >"$LAB/logs/dpkg-r-refused-$tag.log"
+	ok "package ($tag): dpkg -r refused by prerm (route with no unit of ours), saying what to run" \
 		"rc $rc: $(grep -m1 'next:' <<<"$out" | cut -c1-70)" \
-		sh -c "[ $rc != 0 ] && grep -q 'refusing removal' '$LAB/logs/dpkg-r-refused.log' && grep -q 'next: sudo /usr/bin/pigsty-dns route uninstall --yes' '$LAB/logs/dpkg-r-refused.log'"
+		sh -c "[ $rc != 0 ] && grep -q 'refusing removal' '$LAB/logs/dpkg-r-refused-$tag.log' && grep -q 'next: sudo /usr/bin/pigsty-dns route uninstall --yes' '$LAB/logs/dpkg-r-refused-$tag.log'"
 	# (dpkg keeps the wish to remove, "deinstall", until the next dpkg -r or an install)
-	check "package: after the refusal: still installed, the route still there" "installed $ROUTE_KIND" \
-		"$(cx dpkg-query -W -f '${db:Status-Status}' pigsty-dns) $(route_state)"
+	check "package ($tag): after the refusal: still installed, the route (and the unit) still there" "installed $ROUTE_KIND$unit" \
+		"$(cx dpkg-query -W -f '${db:Status-Status}' pigsty-dns) $(route_state)${unit:+ $(prop pigsty-dns.service ActiveState)}"
 	out=$(cx pigsty-dns route uninstall --yes 2>&1); rc=$?
-	echo "$out" >"$LAB/logs/pkg-hand-route-uninstall.log"
+	echo "$out" >"$LAB/logs/pkg-hand-route-uninstall-$tag.log"
 	cx systemctl stop lab-hand-server.service; cx rm -rf /var/tmp/lab-hand
-	check "package: the route removed as prerm said" "0 none" "$rc $(route_state)"
+	check "package ($tag): the route removed as prerm said" "0 none" "$rc $(route_state)"
 }
 package_journey() {
 	local out rc st pid
@@ -1047,7 +1050,7 @@ package_journey() {
 	check "package: the unit template and the plist as examples" "3" \
 		"$(cx dpkg -L pigsty-dns | grep -cE '^/usr/share/doc/pigsty-dns/examples/(pigsty-dns-system.service|pigsty-dns.service|io.pigsty.dns.plist)$')"
 
-	package_refuses
+	package_refuses no-unit
 	etc_fingerprint >"$LAB/pkg-etc-installed"
 	out=$(cx pigsty-dns service install --system --user pigsty-dns --listen 127.0.0.1:$PORT 2>&1); rc=$?
 	echo "$out" >"$LAB/logs/pkg-install-system.log"
@@ -1065,6 +1068,7 @@ package_journey() {
 	local serial; serial=$(grep -o 'live (serial [0-9]*)' <<<"$out" | grep -o '[0-9]*' | head -1)
 	ok "package: sudo -u pigsty-dns pigsty-dns load FILE --state-dir /var/lib/pigsty-dns -> live" \
 		"rc $rc, serial ${serial:-none}" test "$rc" = 0 -a -n "$serial"
+	package_refuses beside-unit
 	out=$(cx pigsty-dns route install --server 127.0.0.1:$PORT --yes --check-name meta.pigsty.test \
 		--state-dir /var/lib/pigsty-dns 2>&1); rc=$?
 	echo "$out" >"$LAB/logs/pkg-route-install.log"

@@ -164,6 +164,9 @@ struct StatusReport {
     /// `service uninstall` asks before it stops the daemon.
     installed: bool,
     adapter: Option<super::adapter::AdapterName>,
+    /// The server the route sends the zone to, from its journal (`service uninstall` leaves a route
+    /// to another server alone).
+    server: Option<String>,
     items: Vec<Item>,
     /// What answers before the zone (issue 23): see [`crate::hosts::Summary`].
     hosts: crate::hosts::Summary,
@@ -191,16 +194,17 @@ pub fn status(ctx: &mut Ctx<'_>) -> Result<Report, AppError> {
     let ok = items.iter().all(|i| i.ok);
     let text = text(&items);
     // An unreadable journal counts as installed: never let a teardown assume the route is gone.
-    let (installed, adapter) = match journal::read(&ctx.journal_dir) {
-        Ok(Some(j)) => (true, Some(j.adapter)),
-        Ok(None) => (!orphans(&ctx.root).is_empty(), None),
-        Err(_) => (true, None),
+    let (installed, adapter, server) = match journal::read(&ctx.journal_dir) {
+        Ok(Some(j)) => (true, Some(j.adapter), Some(j.server)),
+        Ok(None) => (!orphans(&ctx.root).is_empty(), None, None),
+        Err(_) => (true, None, None),
     };
     let json = StatusReport {
         format: FORMAT,
         ok,
         installed,
         adapter,
+        server,
         items,
         hosts: hosts::summary(ctx),
     };
