@@ -24,6 +24,8 @@ pub struct LoadOptions<'a> {
     pub state_dir: Option<&'a Path>,
     pub ttl: u32,
     pub negative_ttl: u32,
+    /// How the file is read (`--identity-only`).
+    pub reading: crate::inventory::Reading,
     pub dry_run: bool,
     /// `--server`: the server to confirm with.
     pub server: Option<SocketAddr>,
@@ -36,7 +38,7 @@ pub struct LoadOptions<'a> {
 /// Validates and stores; the report, and the generation when one was stored.
 pub fn store(o: &LoadOptions<'_>) -> Result<(Report, Option<Rc<Generation>>), AppError> {
     check_ttls(o.ttl, o.negative_ttl)?;
-    let (set, input) = input::read(o.path, o.zone)?;
+    let (set, input, _) = input::read_as(o.path, o.zone, o.reading)?;
     let dir = StateDir::open(&store::resolve(o.state_dir)?, !o.dry_run)?;
     let outcome = dir.commit(set, o.ttl, o.negative_ttl, input, o.dry_run)?;
     let (mut report, stored) = report::outcome(outcome, dir.root());

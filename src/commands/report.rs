@@ -201,6 +201,7 @@ pub mod sorted {
 
     use serde::{Serialize, Serializer};
 
+    use crate::inventory::Category;
     use crate::records::{self, Change, NotServed, PtrChange, Record};
 
     /// A slice written as a JSON array of `f(item)`.
@@ -218,6 +219,7 @@ pub mod sorted {
     #[derive(Serialize)]
     pub struct RecordJson<'a> {
         address: Ipv4Addr,
+        category: &'static str,
         name: &'a str,
         sources: &'a [String],
     }
@@ -227,6 +229,7 @@ pub mod sorted {
             items: r,
             f: |r| RecordJson {
                 address: r.address,
+                category: Category::of_sources(&r.sources).as_str(),
                 name: &r.name,
                 sources: &r.sources,
             },
@@ -236,6 +239,7 @@ pub mod sorted {
     #[derive(Serialize)]
     pub struct NotServedJson<'a> {
         address: Ipv4Addr,
+        category: &'static str,
         name: &'a str,
         reason: &'a str,
         sources: &'a [String],
@@ -246,6 +250,7 @@ pub mod sorted {
             items: n,
             f: |n| NotServedJson {
                 address: n.address,
+                category: Category::of_sources(&n.sources).as_str(),
                 name: &n.name,
                 reason: &n.reason,
                 sources: &n.sources,

@@ -5,6 +5,7 @@
 
 mod util;
 
+mod check_pigsty;
 mod check_rules;
 mod default_port;
 mod differential;

@@ -1,0 +1,280 @@
+//! The literal host-access view of a Pigsty config: the names Pigsty's roles would publish for the
+//! host (its `dnsmasq` records, the nodes' hosts lines and the portal domains), each with its source
+//! and category, computed by Pigsty's rules at v4.5.0 (pgsty/pigsty c73d321d) over the variables Barn's walk
+//! merged. Whatever the literal mode cannot know is refused, never guessed. Barn's address rule is
+//! applied afterwards, by the record set.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+
+use super::walk::{Found, lookup};
+use super::{Category, Derived, InputError, parse_ipv4};
+use crate::text::quote;
+use crate::yaml::Yaml;
+
+mod infra;
+mod service;
+
+/// The Pigsty version whose role defaults and rules this view follows.
+pub const PIGSTY_VERSION: &str = "v4.5.0";
+
+/// Variables only a Pigsty config sets (Barn's projection never does): one of them, or a group
+/// named `infra`, makes a file a Pigsty config. `pg_cluster`/`pg_seq` alone do not: Barn reads them
+/// for node names, and every Pigsty instance also has a `pg_role`.
+const PIGSTY_KEYS: &[&str] = &[
+    "pg_role",
+    "pg_dns_target",
+    "pg_dns_suffix",
+    "pg_vip_enabled",
+    "minio_cluster",
+    "vip_enabled",
+    "infra_portal",
+    "dns_records",
+    "node_etc_hosts",
+    "node_default_etc_hosts",
+];
+
+/// Whether the walked file is a Pigsty config rather than a projection.
+pub(super) fn is_pigsty_config(hosts: &[Found<'_>]) -> bool {
+    hosts.iter().any(|h| {
+        h.groups.iter().any(|g| g == "infra")
+            || h.layers
+                .iter()
+                .any(|l| PIGSTY_KEYS.iter().any(|k| l.vars.get(k).is_some()))
+    })
+}
+
+/// The derived records (before Barn's address rule) and the notes for the reader.
+pub(super) struct View {
+    pub(super) derived: Vec<Derived>,
+    pub(super) notes: Vec<String>,
+}
+
+/// Every host's identities and targets, `vm_skip` hosts included (an external primary or infra
+/// still decides a target); `skipped[i]` says whether `hosts[i]` is skipped.
+pub(super) fn derive(hosts: &[Found<'_>], skipped: &[bool]) -> Result<View, InputError> {
+    let mut out = Out::default();
+    service::pg(hosts, &mut out)?;
+    service::node_vips(hosts, &mut out)?;
+    service::minio(hosts, &mut out)?;
+    infra::entry(hosts, &mut out)?;
+    infra::guest_hosts(hosts, skipped, &mut out)?;
+    infra::naming_notes(hosts, &mut out)?;
+    out.clashes()?;
+    Ok(View {
+        derived: out.derived,
+        notes: out.notes,
+    })
+}
+
+#[derive(Default)]
+pub(super) struct Out {
+    derived: Vec<Derived>,
+    notes: Vec<String>,
+}
+
+impl Out {
+    fn push(&mut self, category: Category, name: &str, address: Ipv4Addr, source: String) {
+        let source = category.tag(&source);
+        if !self
+            .derived
+            .iter()
+            .any(|d| d.name == name && d.address == address && d.source == source)
+        {
+            self.derived.push(Derived {
+                name: name.to_string(),
+                address,
+                source,
+            });
+        }
+    }
+
+    fn note(&mut self, note: String) {
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+
+    /// Pigsty's records clash before Barn's rules apply: dnsmasq would answer a name on two
+    /// addresses with both, so the view refuses it, naming both sources.
+    fn clashes(&self) -> Result<(), InputError> {
+        let mut first: BTreeMap<String, &Derived> = BTreeMap::new();
+        for d in &self.derived {
+            let key = d.name.to_ascii_lowercase();
+            match first.get(&key) {
+                Some(f) if f.address != d.address => {
+                    let vip = |s: &str| s.contains("vip_address");
+                    let next = if vip(&f.source) || vip(&d.source) {
+                        "give the node VIP its own name: set vip_dns_suffix (e.g. vip_dns_suffix: \
+                         '-vip') or a node_cluster of its own on that group, or turn one of the two \
+                         VIPs off"
+                    } else {
+                        "give each name one address: rename or remove one of the two"
+                    };
+                    return Err(InputError::new(
+                        &d.source,
+                        format!(
+                            "name {} maps to both {} ({}) and {} ({}); Pigsty's DNS would answer both",
+                            quote(&d.name),
+                            f.address,
+                            f.source,
+                            d.address,
+                            d.source
+                        ),
+                        next,
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    first.insert(key, d);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A variable's value and where it came from: the inventory path, or the role default's name.
+pub(super) struct Var<'a> {
+    pub(super) value: Option<&'a Yaml>,
+    pub(super) origin: String,
+}
+
+/// `key` on `h`, or `None` at `<key> (Pigsty v4.5.0 default)` when no layer sets it.
+pub(super) fn var<'a>(h: &Found<'a>, key: &str) -> Result<Var<'a>, InputError> {
+    Ok(match lookup(h, key)? {
+        Some((v, origin)) => Var {
+            value: Some(v),
+            origin,
+        },
+        None => Var {
+            value: None,
+            origin: default_origin(key),
+        },
+    })
+}
+
+pub(super) fn default_origin(key: &str) -> String {
+    format!("{key} (Pigsty {PIGSTY_VERSION} default)")
+}
+
+/// A string variable; `default` when unset or null.
+pub(super) fn string_var(
+    h: &Found<'_>,
+    key: &str,
+    default: Option<&str>,
+) -> Result<Option<(String, String)>, InputError> {
+    let v = var(h, key)?;
+    match v.value {
+        None | Some(Yaml::Null) => Ok(default.map(|d| (d.to_string(), v.origin))),
+        Some(Yaml::Str(s)) => Ok(Some((s.clone(), v.origin))),
+        Some(other) => Err(InputError::new(
+            v.origin,
+            format!("is {other}; {key} is a string"),
+            format!("quote the value of {key}"),
+        )),
+    }
+}
+
+/// A boolean variable (only YAML's true/false: Ansible's `|bool` of other strings is not literal).
+pub(super) fn bool_var(
+    h: &Found<'_>,
+    key: &str,
+    default: bool,
+) -> Result<(bool, String), InputError> {
+    let v = var(h, key)?;
+    match v.value {
+        None | Some(Yaml::Null) => Ok((default, v.origin)),
+        Some(Yaml::Bool(b, _)) => Ok((*b, v.origin)),
+        Some(other) => Err(InputError::new(
+            v.origin,
+            format!("is {other}; {key} is true or false"),
+            format!("write {key}: true or {key}: false"),
+        )),
+    }
+}
+
+/// A list of strings (hosts lines), each with its source `origin[i]`; `default` when unset.
+pub(super) fn lines_var(
+    h: &Found<'_>,
+    key: &str,
+    default: &[&str],
+) -> Result<Vec<(String, String)>, InputError> {
+    let v = var(h, key)?;
+    match v.value {
+        None => Ok(default
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                (
+                    l.to_string(),
+                    format!("{key}[{i}] (Pigsty {PIGSTY_VERSION} default)"),
+                )
+            })
+            .collect()),
+        Some(Yaml::Null) => Ok(Vec::new()),
+        Some(Yaml::Seq(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match item {
+                Yaml::Str(s) => Ok((s.clone(), format!("{}[{i}]", v.origin))),
+                other => Err(InputError::new(
+                    format!("{}[{i}]", v.origin),
+                    format!(
+                        "is {other}; a {key} item is a hosts line such as '10.10.10.10 i.pigsty'"
+                    ),
+                    "quote the line",
+                )),
+            })
+            .collect(),
+        Some(other) => Err(InputError::new(
+            v.origin,
+            format!("is {}; {key} is a list of hosts lines", other.kind()),
+            format!("write {key}: ['10.10.10.10 i.pigsty']"),
+        )),
+    }
+}
+
+/// One hosts line as Pigsty writes it (`${admin_ip}` already replaced): an address and names; a `#`
+/// starts a comment. Returns nothing for a blank or comment line.
+pub(super) fn hosts_line(
+    line: &str,
+    at: &str,
+) -> Result<Option<(Ipv4Addr, Vec<String>)>, InputError> {
+    let text = line.split('#').next().unwrap_or_default();
+    let mut fields = text.split_whitespace();
+    let Some(addr) = fields.next() else {
+        return Ok(None);
+    };
+    let address = parse_ipv4(addr).map_err(|why| {
+        InputError::new(
+            at,
+            format!(
+                "the hosts line {} starts with {} that {why}",
+                quote(line),
+                quote(addr)
+            ),
+            "begin the line with one canonical IPv4 address (or ${admin_ip})",
+        )
+    })?;
+    let names: Vec<String> = fields.map(str::to_string).collect();
+    if names.is_empty() {
+        return Err(InputError::new(
+            at,
+            format!("the hosts line {} has no name", quote(line)),
+            "add a name after the address, or remove the line",
+        ));
+    }
+    Ok(Some((address, names)))
+}
+
+/// An address value (`vip_address`, `admin_ip`) read strictly.
+pub(super) fn address_of(raw: &str, at: &str, what: &str) -> Result<Ipv4Addr, InputError> {
+    parse_ipv4(raw).map_err(|why| {
+        InputError::new(
+            at,
+            format!("{what} {} {why}", quote(raw)),
+            "give the canonical dotted-quad IPv4 address",
+        )
+    })
+}
