@@ -1,8 +1,8 @@
 //! The Barn/Pigsty inventory shapes and Barn's derivation of node names, aliases, `vm_skip` and
-//! `vm_hosts`. Only the keys Barn reads are looked at; every other Pigsty variable is opaque.
-//! One concern at some 570 lines: the group walk, the variable layers it collects and the derivation of
-//! each host's names from them share `Found` and `Layer` and are read together, as Barn's rules are;
-//! `vm_hosts`, read on its own, is in `inventory/vm_hosts.rs`.
+//! `vm_hosts`. Only the keys Barn reads are looked at; every other Pigsty variable is opaque, except
+//! in a Pigsty config, whose literal host-access view (`inventory/pigsty/`) reads the variables of
+//! Pigsty's DNS rules. The group walk and its variable lookup are in `inventory/walk.rs`, `vm_hosts`
+//! in `inventory/vm_hosts.rs`, the record categories in `inventory/category.rs`.
 
 use std::borrow::Cow;
 use std::net::Ipv4Addr;

@@ -278,3 +278,57 @@ pub(super) fn address_of(raw: &str, at: &str, what: &str) -> Result<Ipv4Addr, In
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::inventory::{View, parse};
+    use crate::name::Zone;
+    use crate::records::RecordSet;
+
+    const META: &str = include_str!("../../tests/data/pigsty-conf/meta.yml");
+    const TRIO: &str = include_str!("../../tests/data/pigsty-conf/ha/trio.yml");
+    const FULL: &str = include_str!("../../tests/data/pigsty-conf/ha/full.yml");
+
+    fn build(text: &str) -> Result<RecordSet, crate::inventory::InputError> {
+        RecordSet::from_inventory(parse(text)?, &Zone::parse("pigsty.test").unwrap())
+    }
+
+    #[test]
+    fn stock_trio_clash_is_refused_before_the_address_rule() {
+        let e = parse(TRIO).unwrap_err();
+        assert_eq!(
+            e.at,
+            "service-access: all.children.minio.vars.vip_address (node VIP)"
+        );
+        assert!(
+            e.message
+                .starts_with("name \"pg-meta\" maps to both 10.10.10.2 "),
+            "{e}"
+        );
+        assert!(e.next.contains("vip_dns_suffix"), "{}", e.next);
+    }
+
+    #[test]
+    fn stock_reserved_pg_vip_is_refused_by_barns_rule() {
+        let inv = parse(FULL).unwrap();
+        assert_eq!(inv.view, View::HostAccess);
+        let e = build(FULL).unwrap_err();
+        assert!(
+            e.at.contains("all.children.pg-meta.vars.pg_vip_address"),
+            "{e}"
+        );
+        assert!(
+            e.message.contains("10.10.10.2 for \"pg-meta\" is in .2-.8"),
+            "{e}"
+        );
+        assert!(e.next.contains("pg_dns_target: primary"), "{}", e.next);
+    }
+
+    #[test]
+    fn stock_meta_serves_cluster_and_instance() {
+        let set = build(META).unwrap();
+        let served: Vec<_> = set.records.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(served, ["pg-meta-1.pigsty.test", "pg-meta.pigsty.test"]);
+        assert!(set.not_served.iter().any(|n| n.name == "i.pigsty"));
+    }
+}
