@@ -10,6 +10,7 @@ use std::rc::Rc;
 use serde_json::json;
 
 use crate::generation::{DiffBase, Generation};
+use crate::inventory::Category;
 use crate::output::{FORMAT, Object, Report};
 use crate::records::{self, Diff, NotServed, Ptr, Record, SkippedHost};
 use crate::store::Outcome;
@@ -324,11 +325,33 @@ fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> St
     let mut out = String::new();
     // One line per change, written without the formatting machinery: a first load at 100,000 names
     // adds them all.
+    // A host-access view's record names its category after the change (a projection's sources carry
+    // none, and its lines stay as they were).
+    let category = |out: &mut String, name: &str| {
+        let Ok(i) = generation
+            .records
+            .binary_search_by(|r| r.name.as_str().cmp(name))
+        else {
+            return;
+        };
+        let tagged = generation.records[i]
+            .sources
+            .iter()
+            .filter_map(|s| Category::tagged(s));
+        if let Some(c) = tagged.min() {
+            out.push_str(" (");
+            out.push_str(c.as_str());
+            out.push(')');
+        }
+    };
     let line = |out: &mut String, sign: &str, c: &records::Change, address: Option<Ipv4Addr>| {
         out.push_str(sign);
         out.push_str(&c.name);
         out.push(' ');
         push_address(out, address, 0);
+        if c.new.is_some() {
+            category(out, &c.name);
+        }
         out.push('\n');
     };
     out.reserve((diff.added.len() + diff.removed.len() + diff.changed.len()) * 48);
@@ -345,6 +368,7 @@ fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> St
         push_address(&mut out, c.old, 0);
         out.push_str(" -> ");
         push_address(&mut out, c.new, 0);
+        category(&mut out, &c.name);
         out.push('\n');
     }
     for p in &diff.ptr {
@@ -359,7 +383,11 @@ fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> St
         let _ = writeln!(out, "no name changes (zone settings changed)");
     }
     for n in &generation.not_served {
-        let _ = writeln!(out, "not served: {} {} ({})", n.name, n.address, n.reason);
+        let _ = write!(out, "not served: {} {} ({})", n.name, n.address, n.reason);
+        if let Some(c) = n.sources.iter().filter_map(|s| Category::tagged(s)).min() {
+            let _ = write!(out, " ({})", c.as_str());
+        }
+        out.push('\n');
     }
     let served = generation.records.len();
     match path {

@@ -40,13 +40,17 @@ impl Category {
         format!("{}: {source}", self.as_str())
     }
 
+    /// The category a tagged source names (a host-access view's); `None` for a projection's source.
+    pub fn tagged(source: &str) -> Option<Category> {
+        let (head, _) = source.split_once(": ")?;
+        ALL.iter().find(|c| c.as_str() == head).copied()
+    }
+
     /// The category a source names; an untagged source (a projection's) is a `vm_hosts` name or an
     /// identity by its path.
     pub fn of_source(source: &str) -> Category {
-        if let Some((head, _)) = source.split_once(": ")
-            && let Some(c) = ALL.iter().find(|c| c.as_str() == head)
-        {
-            return *c;
+        if let Some(c) = Category::tagged(source) {
+            return c;
         }
         if source.starts_with("all.vars.vm_hosts") {
             Category::Explicit

@@ -385,3 +385,59 @@ fn guest_hosts_lines_follow_node_write_etc_hosts() {
         &["all.vars.node_etc_hosts[0]", "is a CIDR"],
     );
 }
+
+#[test]
+fn load_keeps_the_category_and_its_diff_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let file = write(dir.path(), "pigsty.yml", &stock("meta.yml"));
+    let r = load(&state, &file, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("+ pg-meta.pigsty.test 10.10.10.10 (service-access)\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(
+            "not served: sss.pigsty 10.10.10.10 (outside zone pigsty.test) (guest-hosts)\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    // A second cluster added to the config: the diff names the new names' category.
+    let grown = stock("meta.yml").replace(
+        "    infra:\n",
+        "    pg-test:\n      hosts: { 10.10.10.11: { pg_seq: 1, pg_role: primary } }\n      vars: { pg_cluster: pg-test }\n    infra:\n",
+    );
+    write(dir.path(), "pigsty.yml", &grown);
+    let r = load(&state, &file, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("+ pg-test.pigsty.test 10.10.10.11 (service-access)\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("+ pg-test-1.pigsty.test 10.10.10.11 (vm-identity)\n"),
+        "{}",
+        r.stdout
+    );
+    // The generation keeps each source with its category: export shows them.
+    let r = run(&[
+        "export",
+        "--format",
+        "json",
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("service-access: all.children.pg-test.hosts[10.10.10.11].pg_role (PG cluster, pg_dns_target auto: primary)"),
+        "{}",
+        r.stdout
+    );
+}
