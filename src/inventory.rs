@@ -105,59 +105,8 @@ pub fn parse(text: &str) -> Result<Inventory, InputError> {
 
 /// [`parse`] with the view chosen by the caller.
 pub fn parse_as(text: &str, reading: Reading) -> Result<Inventory, InputError> {
-    if text.len() > MAX_INPUT_BYTES {
-        return Err(InputError::new(
-            "",
-            format!(
-                "is {} bytes; an inventory has at most {MAX_INPUT_BYTES} bytes (4 MiB)",
-                text.len()
-            ),
-            "split the records or remove what pigsty-dns does not read",
-        ));
-    }
-    let doc = yaml::parse(text).map_err(|e| {
-        InputError::new(
-            "",
-            format!("is not valid YAML: {e}"),
-            "fix the YAML at that line and run check again",
-        )
-    })?;
-    let root = match &doc {
-        Yaml::Null => {
-            return Err(InputError::new(
-                "",
-                "is empty",
-                "give a Barn host-names.yml with an all: group",
-            ));
-        }
-        Yaml::Map(_) => &doc,
-        other => {
-            return Err(InputError::new(
-                "",
-                format!(
-                    "has {} at the top; an inventory is a mapping with an all: key",
-                    other.kind()
-                ),
-                "start the file with all:",
-            ));
-        }
-    };
-    let all = root.get("all").ok_or_else(|| {
-        InputError::new(
-            "",
-            "has no all: key at the top",
-            "put the hosts under all: (all.hosts or all.children)",
-        )
-    })?;
-    let mut walk = Walk::default();
-    walk.group(all, "all", 0, &[])?;
-    if walk.hosts.is_empty() {
-        return Err(InputError::new(
-            "all",
-            "lists no hosts",
-            "add the VMs under all.hosts or all.children.<group>.hosts",
-        ));
-    }
+    let doc = document(text)?;
+    let walk = walked(&doc)?;
     let mut hosts = Vec::with_capacity(walk.hosts.len());
     for h in &walk.hosts {
         hosts.push(resolve_host(h)?);
@@ -167,6 +116,7 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Inventory, InputError> {
         Reading::Auto => pigsty::is_pigsty_config(&walk.hosts),
     };
     let (view, derived, notes) = if pigsty {
+        pigsty::groups_once(&walk)?;
         let skipped: Vec<bool> = hosts.iter().map(|h| h.skip).collect();
         let v = pigsty::derive(&walk.hosts, &skipped)?;
         for h in &mut hosts {
@@ -199,6 +149,69 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Inventory, InputError> {
         view,
         notes,
     })
+}
+
+/// The file as one YAML document whose root is a mapping, within Barn's size limit.
+fn document(text: &str) -> Result<Yaml, InputError> {
+    if text.len() > MAX_INPUT_BYTES {
+        return Err(InputError::new(
+            "",
+            format!(
+                "is {} bytes; an inventory has at most {MAX_INPUT_BYTES} bytes (4 MiB)",
+                text.len()
+            ),
+            "split the records or remove what pigsty-dns does not read",
+        ));
+    }
+    let doc = yaml::parse(text).map_err(|e| {
+        InputError::new(
+            "",
+            format!("is not valid YAML: {e}"),
+            "fix the YAML at that line and run check again",
+        )
+    })?;
+    match &doc {
+        Yaml::Null => {
+            return Err(InputError::new(
+                "",
+                "is empty",
+                "give a Barn host-names.yml with an all: group",
+            ));
+        }
+        Yaml::Map(_) => {}
+        other => {
+            return Err(InputError::new(
+                "",
+                format!(
+                    "has {} at the top; an inventory is a mapping with an all: key",
+                    other.kind()
+                ),
+                "start the file with all:",
+            ));
+        }
+    };
+    Ok(doc)
+}
+
+/// Every host under `all` with its variable layers (at least one host).
+fn walked(doc: &Yaml) -> Result<Walk<'_>, InputError> {
+    let all = doc.get("all").ok_or_else(|| {
+        InputError::new(
+            "",
+            "has no all: key at the top",
+            "put the hosts under all: (all.hosts or all.children)",
+        )
+    })?;
+    let mut walk = Walk::default();
+    walk.group(all, "all", 0, &[])?;
+    if walk.hosts.is_empty() {
+        return Err(InputError::new(
+            "all",
+            "lists no hosts",
+            "add the VMs under all.hosts or all.children.<group>.hosts",
+        ));
+    }
+    Ok(walk)
 }
 
 /// In the host-access view every source names its category; a projection's stay as they were, so

@@ -7,13 +7,16 @@
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
-use super::walk::{Found, lookup};
+use super::walk::{Found, Walk, lookup};
 use super::{Category, Derived, InputError, parse_ipv4};
 use crate::text::quote;
 use crate::yaml::Yaml;
 
 mod infra;
+mod literal;
+mod oracle;
 mod service;
+pub use oracle::{MergedHost, merged_vars};
 
 /// The Pigsty version whose role defaults and rules this view follows.
 pub const PIGSTY_VERSION: &str = "v4.5.0";
@@ -34,6 +37,36 @@ const PIGSTY_KEYS: &[&str] = &[
     "node_default_etc_hosts",
 ];
 
+/// Every variable the view reads (and the identity's), so the Ansible differential compares each one
+/// (`var` asserts that a key it reads is listed).
+pub const VIEW_KEYS: &[&str] = &[
+    "admin_ip",
+    "dns_enabled",
+    "dns_records",
+    "infra_portal",
+    "minio_cluster",
+    "minio_node",
+    "minio_seq",
+    "node_cluster",
+    "node_default_etc_hosts",
+    "node_etc_hosts",
+    "node_id_from_pg",
+    "node_write_etc_hosts",
+    "nodename",
+    "pg_cluster",
+    "pg_dns_suffix",
+    "pg_dns_target",
+    "pg_role",
+    "pg_seq",
+    "pg_vip_address",
+    "pg_vip_enabled",
+    "vip_address",
+    "vip_dns_suffix",
+    "vip_enabled",
+    "vm_alias",
+    "vm_skip",
+];
+
 /// Whether the walked file is a Pigsty config rather than a projection.
 pub(super) fn is_pigsty_config(hosts: &[Found<'_>]) -> bool {
     hosts.iter().any(|h| {
@@ -42,6 +75,24 @@ pub(super) fn is_pigsty_config(hosts: &[Found<'_>]) -> bool {
                 .iter()
                 .any(|l| PIGSTY_KEYS.iter().any(|k| l.vars.get(k).is_some()))
     })
+}
+
+/// Ansible's groups are global: a group name at two places in the tree is one group, whose vars,
+/// hosts and children apply at both (and a group under itself is refused). The literal view reads
+/// each place as written, so it refuses a repeated group name rather than differ from Ansible.
+pub(super) fn groups_once(walk: &Walk<'_>) -> Result<(), InputError> {
+    match &walk.repeated {
+        None => Ok(()),
+        Some((name, first, second)) => Err(InputError::new(
+            second,
+            format!(
+                "repeats the group {} of {first}; Ansible makes the two one group, whose vars and \
+                 children then apply at both places",
+                quote(name)
+            ),
+            "give each group one place (list more hosts under it there), or rename one",
+        )),
+    }
 }
 
 /// The derived records (before Barn's address rule) and the notes for the reader.
@@ -142,11 +193,20 @@ pub(super) struct Var<'a> {
 
 /// `key` on `h`, or `None` at `<key> (Pigsty v4.5.0 default)` when no layer sets it.
 pub(super) fn var<'a>(h: &Found<'a>, key: &str) -> Result<Var<'a>, InputError> {
+    debug_assert!(
+        VIEW_KEYS.contains(&key),
+        "{key} is read but not in VIEW_KEYS"
+    );
     Ok(match lookup(h, key)? {
-        Some((v, origin)) => Var {
-            value: Some(v),
-            origin,
-        },
+        Some((v, origin)) => {
+            if let Some((text, why)) = literal::ambiguous(v) {
+                return Err(literal::refuse(&origin, key, &text, why));
+            }
+            Var {
+                value: Some(v),
+                origin,
+            }
+        }
         None => Var {
             value: None,
             origin: default_origin(key),

@@ -32,6 +32,10 @@ pub(super) struct Walk<'a> {
     by_address: HashMap<Ipv4Addr, usize>,
     /// The group names from `all` down to the group being walked.
     path: Vec<String>,
+    /// The first group name met at a second place, with both paths: Ansible makes the two one group.
+    pub(super) repeated: Option<(String, String, String)>,
+    /// Each group name met, with the path of its first place.
+    places: HashMap<String, String>,
 }
 
 impl<'a> Walk<'a> {
@@ -120,6 +124,16 @@ impl<'a> Walk<'a> {
                         Yaml::Str(s) => s.clone(),
                         other => other.to_string(),
                     };
+                    let place = format!("{cpath}.{label}");
+                    match self.places.get(&label) {
+                        Some(first) if self.repeated.is_none() => {
+                            self.repeated = Some((label.clone(), first.clone(), place));
+                        }
+                        Some(_) => {}
+                        None => {
+                            self.places.insert(label.clone(), place);
+                        }
+                    }
                     self.path.push(label.clone());
                     let walked = self.group(child, &format!("{cpath}.{label}"), depth + 1, layers);
                     self.path.pop();

@@ -441,3 +441,25 @@ fn load_keeps_the_category_and_its_diff_names_it() {
         r.stdout
     );
 }
+
+/// Both found by the Ansible differential (tests/it/pigsty_ansible.rs).
+#[test]
+fn what_ansible_reads_otherwise_is_refused() {
+    // A plain `no` is false to Ansible (YAML 1.1), the string "no" to this reader.
+    refused(
+        &one("pg_dns_suffix: no"),
+        &["all.children.pg-x.vars.pg_dns_suffix", "\"no\"", "YAML 1.1"],
+    );
+    refused(
+        &one("").replace("pg_seq: 2,", "pg_seq: 010,"),
+        &["pg_seq", "\"010\""],
+    );
+    // A group name at two places is one group to Ansible, its vars applying at both.
+    refused(
+        &one("").replace(
+            "  vars: {admin_ip",
+            "    g: {hosts: {10.10.10.10: {}}}\n    infra2: {children: {g: {vars: {node_etc_hosts: []}}}}\n  vars: {admin_ip",
+        ),
+        &["all.children.infra2.children.g", "repeats the group \"g\" of all.children.g"],
+    );
+}

@@ -11,6 +11,7 @@ mod default_port;
 mod differential;
 mod import_circles;
 mod packaging;
+mod pigsty_ansible;
 mod rfc_probes;
 mod route_adapters;
 mod route_golden;
