@@ -125,19 +125,14 @@ pub(super) struct Out {
 }
 
 impl Out {
+    /// A record; one derived again (the same hosts line on every node) merges with it in the record
+    /// set, which lists each source once.
     fn push(&mut self, category: Category, name: &str, address: Ipv4Addr, source: String) {
-        let source = category.tag(&source);
-        if !self
-            .derived
-            .iter()
-            .any(|d| d.name == name && d.address == address && d.source == source)
-        {
-            self.derived.push(Derived {
-                name: name.to_string(),
-                address,
-                source,
-            });
-        }
+        self.derived.push(Derived {
+            name: name.to_string(),
+            address,
+            source: category.tag(&source),
+        });
     }
 
     fn note(&mut self, note: String) {
