@@ -111,6 +111,16 @@ pub(super) fn derive(hosts: &[Found<'_>], skipped: &[bool]) -> Result<View, Inpu
     infra::entry(hosts, &mut out)?;
     infra::guest_hosts(hosts, skipped, &mut out)?;
     infra::naming_notes(hosts, &mut out)?;
+    if out.derived.len() > MAX_DERIVED {
+        return Err(InputError::new(
+            "all",
+            format!(
+                "derives more than {MAX_DERIVED} names; at most {} are served",
+                crate::records::MAX_SERVED_NAMES
+            ),
+            "serve fewer names, or read the file with --identity-only",
+        ));
+    }
     out.clashes()?;
     Ok(View {
         derived: out.derived,
@@ -118,16 +128,26 @@ pub(super) fn derive(hosts: &[Found<'_>], skipped: &[bool]) -> Result<View, Inpu
     })
 }
 
+/// Derived names at most, twice what a record set serves: past that the derivation stops, so a file
+/// cannot make it grow with hosts times lines.
+const MAX_DERIVED: usize = 2 * crate::records::MAX_SERVED_NAMES;
+
 #[derive(Default)]
 pub(super) struct Out {
     derived: Vec<Derived>,
     notes: Vec<String>,
+    /// Hosts-line lists already read, by (list origin, `admin_ip`): every node that inherits the same
+    /// list renders the same lines.
+    seen_lists: std::collections::HashSet<(String, Ipv4Addr)>,
 }
 
 impl Out {
     /// A record; one derived again (the same hosts line on every node) merges with it in the record
     /// set, which lists each source once.
     fn push(&mut self, category: Category, name: &str, address: Ipv4Addr, source: String) {
+        if self.derived.len() > MAX_DERIVED {
+            return;
+        }
         self.derived.push(Derived {
             name: name.to_string(),
             address,
@@ -251,11 +271,10 @@ pub(super) fn bool_var(
 
 /// A list of strings (hosts lines), each with its source `origin[i]`; `default` when unset.
 pub(super) fn lines_var(
-    h: &Found<'_>,
+    v: &Var<'_>,
     key: &str,
     default: &[&str],
 ) -> Result<Vec<(String, String)>, InputError> {
-    let v = var(h, key)?;
     match v.value {
         None => Ok(default
             .iter()
@@ -283,7 +302,7 @@ pub(super) fn lines_var(
             })
             .collect(),
         Some(other) => Err(InputError::new(
-            v.origin,
+            v.origin.clone(),
             format!("is {}; {key} is a list of hosts lines", other.kind()),
             format!("write {key}: ['10.10.10.10 i.pigsty']"),
         )),

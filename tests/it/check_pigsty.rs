@@ -463,3 +463,26 @@ fn what_ansible_reads_otherwise_is_refused() {
         &["all.children.infra2.children.g", "repeats the group \"g\" of all.children.g"],
     );
 }
+
+/// Every node renders the hosts lines it inherits, so a file could make the view grow with hosts times
+/// lines: a list shared by many nodes is read once per admin_ip, and past twice the served-name limit
+/// the derivation stops.
+#[test]
+fn hosts_lines_shared_by_many_nodes_stay_bounded() {
+    let names: Vec<String> = (0..2_100).map(|i| format!("h{i}")).collect();
+    let line = format!("'${{admin_ip}} {}'", names.join(" "));
+    let mut text =
+        String::from("all:\n  children:\n    infra: {hosts: {10.10.10.10: {}}}\n  hosts:\n");
+    for h in 10..110 {
+        text.push_str(&format!("    10.10.10.{h}: {{admin_ip: 10.10.10.{h}}}\n"));
+    }
+    text.push_str(&format!("  vars:\n    node_etc_hosts: [{line}]\n"));
+    refused(&text, &["derives more than 200000 names"]);
+    // One admin_ip for all: the list is rendered once, 2,100 names served.
+    let shared = text.replace(": {admin_ip: 10.10.10.", ": {vm_alias: [], x: 10.10.10.")
+        + "    admin_ip: 10.10.10.10\n";
+    let r = check_text(&shared);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("served (2200):"), "{}", r.stdout);
+    assert!(r.stdout.contains("h2099.pigsty.test"), "{}", r.stdout);
+}

@@ -32,7 +32,11 @@ fn push_lines(
     out: &mut Out,
 ) -> Result<(), InputError> {
     let (admin, _) = admin_ip(h)?;
-    for (line, at) in lines_var(h, key, default)? {
+    let v = var(h, key)?;
+    if !out.seen_lists.insert((v.origin.clone(), admin)) {
+        return Ok(());
+    }
+    for (line, at) in lines_var(&v, key, default)? {
         let rendered = line.replace("${admin_ip}", &admin.to_string());
         if let Some((a, names)) = hosts_line(&rendered, &at)? {
             for n in names {
