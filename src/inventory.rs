@@ -113,12 +113,12 @@ pub fn parse_as(text: &str, reading: Reading) -> Result<Inventory, InputError> {
     }
     let pigsty = match reading {
         Reading::IdentityOnly => false,
-        Reading::Auto => pigsty::is_pigsty_config(&walk.hosts),
+        Reading::Auto | Reading::Entry(_) => pigsty::is_pigsty_config(&walk.hosts),
     };
     let (view, derived, notes) = if pigsty {
         pigsty::groups_once(&walk)?;
         let skipped: Vec<bool> = hosts.iter().map(|h| h.skip).collect();
-        let v = pigsty::derive(&walk.hosts, &skipped)?;
+        let v = pigsty::derive(&walk.hosts, &skipped, reading.entry())?;
         for h in &mut hosts {
             tag_identity(h);
         }

@@ -25,7 +25,8 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             file,
             zone,
             identity_only,
-        } => commands::check::run(file, &zone_arg(zone)?, reading(*identity_only)),
+            entry,
+        } => commands::check::run(file, &zone_arg(zone)?, reading(*identity_only, *entry)),
         Command::Load(a) => load(a),
         Command::Serve(a) => serve(a),
         Command::Status {
@@ -70,7 +71,7 @@ fn load(a: &LoadArgs) -> Result<Report, AppError> {
         state_dir: a.state.state_dir.as_deref(),
         ttl: a.ttl,
         negative_ttl: a.negative_ttl,
-        reading: reading(a.identity_only),
+        reading: reading(a.identity_only, a.entry),
         dry_run: a.dry_run,
         server: a.server,
         require_live: a.require_live,
@@ -78,12 +79,12 @@ fn load(a: &LoadArgs) -> Result<Report, AppError> {
     })
 }
 
-/// `--identity-only` as the way a file is read.
-fn reading(identity_only: bool) -> Reading {
-    if identity_only {
-        Reading::IdentityOnly
-    } else {
-        Reading::Auto
+/// `--identity-only` or `--entry` as the way a file is read (clap keeps the two apart).
+fn reading(identity_only: bool, entry: Option<std::net::Ipv4Addr>) -> Reading {
+    match (identity_only, entry) {
+        (true, _) => Reading::IdentityOnly,
+        (false, Some(a)) => Reading::Entry(a),
+        (false, None) => Reading::Auto,
     }
 }
 
@@ -99,7 +100,7 @@ fn serve(a: &ServeArgs) -> Result<Report, AppError> {
         zone,
         ttl: a.ttl,
         negative_ttl: a.negative_ttl,
-        reading: reading(a.identity_only),
+        reading: reading(a.identity_only, a.entry),
         tcp_idle_timeout: Duration::from_secs(a.tcp_idle_timeout),
         tcp_max_connections: a.tcp_max_connections,
         allow_transfer: a.allow_transfer.clone(),

@@ -77,6 +77,19 @@ pub enum Reading {
     Auto,
     /// Only the identities and `vm_hosts`, whatever the file holds (`--identity-only`).
     IdentityOnly,
+    /// As `Auto`, with the infra node at this address as the entry whose DNS and portal the host
+    /// uses (`--entry NODE`), when the infra nodes would publish differently.
+    Entry(std::net::Ipv4Addr),
+}
+
+impl Reading {
+    /// The infra entry the user picked, if any.
+    pub fn entry(self) -> Option<std::net::Ipv4Addr> {
+        match self {
+            Reading::Entry(a) => Some(a),
+            _ => None,
+        }
+    }
 }
 
 /// The view a file was read as.

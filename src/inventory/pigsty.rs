@@ -103,12 +103,17 @@ pub(super) struct View {
 
 /// Every host's identities and targets, `vm_skip` hosts included (an external primary or infra
 /// still decides a target); `skipped[i]` says whether `hosts[i]` is skipped.
-pub(super) fn derive(hosts: &[Found<'_>], skipped: &[bool]) -> Result<View, InputError> {
+/// `entry` is the infra node the user picked (`--entry`).
+pub(super) fn derive(
+    hosts: &[Found<'_>],
+    skipped: &[bool],
+    entry: Option<Ipv4Addr>,
+) -> Result<View, InputError> {
     let mut out = Out::default();
     service::pg(hosts, &mut out)?;
     service::node_vips(hosts, &mut out)?;
     service::minio(hosts, &mut out)?;
-    infra::entry(hosts, &mut out)?;
+    infra::entry(hosts, entry, &mut out)?;
     infra::guest_hosts(hosts, skipped, &mut out)?;
     infra::naming_notes(hosts, &mut out)?;
     if out.derived.len() > MAX_DERIVED {

@@ -486,3 +486,38 @@ fn hosts_lines_shared_by_many_nodes_stay_bounded() {
     assert!(r.stdout.contains("served (2200):"), "{}", r.stdout);
     assert!(r.stdout.contains("h2099.pigsty.test"), "{}", r.stdout);
 }
+
+#[test]
+fn entry_picks_the_infra_node_the_host_uses() {
+    // Without the nodes' hosts lines, whose i.pigsty at the other admin_ip would clash.
+    let text = one("")
+        .replace("admin_ip: 10.10.10.10}", "admin_ip: 10.10.10.10, node_write_etc_hosts: false}")
+        .replace(
+        "infra: {hosts: {10.10.10.10: {infra_seq: 1}}}",
+        "infra: {hosts: {10.10.10.10: {infra_seq: 1}, 10.10.10.11: {infra_seq: 2, admin_ip: 10.10.10.11}}}",
+    );
+    let r = refused(
+        &text,
+        &["infra entries 10.10.10.10 and 10.10.10.11 have different admin_ip"],
+    );
+    assert!(
+        r.stderr.contains(
+            "next: pick the entry the host uses with --entry 10.10.10.10 (or 10.10.10.11)"
+        ),
+        "{}",
+        r.stderr
+    );
+    let v = json(&text, &["--entry", "10.10.10.11"]);
+    let not = triples(&v, "not_served");
+    assert!(
+        not.contains(&t("m.pigsty", "10.10.10.11", "infra-dns")),
+        "{not:?}"
+    );
+    let r = check_text_with(&text, &["--entry", "10.10.10.99"]);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    assert!(r.stderr.contains("--entry 10.10.10.99 is not an infra node (the infra group has 10.10.10.10, 10.10.10.11)"), "{}", r.stderr);
+    assert_eq!(
+        check_text_with(&text, &["--entry", "10.10.10.11", "--identity-only"]).code,
+        2
+    );
+}

@@ -50,11 +50,33 @@ fn push_lines(
 /// The infra entry's `dns_records` and portal domains. Every infra node runs its own dnsmasq and
 /// nginx, so the entries must agree on what they would publish; otherwise the view cannot know which
 /// one the host asks.
-pub(super) fn entry(hosts: &[Found<'_>], out: &mut Out) -> Result<(), InputError> {
-    let infra: Vec<&Found<'_>> = hosts
+pub(super) fn entry(
+    hosts: &[Found<'_>],
+    picked: Option<Ipv4Addr>,
+    out: &mut Out,
+) -> Result<(), InputError> {
+    let mut infra: Vec<&Found<'_>> = hosts
         .iter()
         .filter(|h| h.groups.iter().any(|g| g == "infra"))
         .collect();
+    if let Some(a) = picked {
+        let listed: Vec<String> = infra.iter().map(|h| h.address.to_string()).collect();
+        infra.retain(|h| h.address == a);
+        if infra.is_empty() {
+            return Err(InputError::new(
+                "",
+                format!(
+                    "--entry {a} is not an infra node (the infra group has {})",
+                    if listed.is_empty() {
+                        "none".to_string()
+                    } else {
+                        listed.join(", ")
+                    }
+                ),
+                "give the address of one of the infra group's hosts",
+            ));
+        }
+    }
     let Some(first) = infra.first() else {
         return Ok(());
     };
@@ -72,7 +94,9 @@ pub(super) fn entry(hosts: &[Found<'_>], out: &mut Out) -> Result<(), InputError
                     first.address, h.address
                 ),
                 format!(
-                    "set {key} once (in all.vars or the infra group's vars) for every infra entry"
+                    "pick the entry the host uses with --entry {} (or {}), or set {key} once for \
+                     every infra entry",
+                    first.address, h.address
                 ),
             ));
         }
