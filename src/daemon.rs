@@ -50,7 +50,7 @@ pub struct ServeOptions {
     pub zone: Zone,
     pub ttl: u32,
     pub negative_ttl: u32,
-    /// How `--records` is read (`--identity-only`).
+    /// How `--records` is read (`--identity-only`, `--entry`).
     pub reading: Reading,
     pub tcp_idle_timeout: Duration,
     pub tcp_max_connections: usize,
@@ -81,7 +81,10 @@ fn store_file(
     negative_ttl: u32,
     reading: Reading,
 ) -> Result<Option<u32>, AppError> {
-    let (set, input, _) = input::read_as(file, zone, reading)?;
+    let (set, input, info) = input::read_as(file, zone, reading)?;
+    for note in &info.notes {
+        tracing::info!(file = %file.display(), "{note}");
+    }
     match dir.commit(set, ttl, negative_ttl, input, false)? {
         Outcome::Stored { generation, .. } => {
             tracing::info!(serial = generation.serial, file = %file.display(), "stored a new generation");

@@ -24,7 +24,7 @@ pub struct LoadOptions<'a> {
     pub state_dir: Option<&'a Path>,
     pub ttl: u32,
     pub negative_ttl: u32,
-    /// How the file is read (`--identity-only`).
+    /// How the file is read (`--identity-only`, `--entry`).
     pub reading: crate::inventory::Reading,
     pub dry_run: bool,
     /// `--server`: the server to confirm with.

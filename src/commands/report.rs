@@ -323,8 +323,6 @@ pub mod sorted {
 /// The diff lines, the not-served lines and the closing line of a load or rollback.
 fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> String {
     let mut out = String::new();
-    // One line per change, written without the formatting machinery: a first load at 100,000 names
-    // adds them all.
     // A host-access view's record names its category after the change (a projection's sources carry
     // none, and its lines stay as they were).
     let category = |out: &mut String, name: &str| {
@@ -344,6 +342,8 @@ fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> St
             out.push(')');
         }
     };
+    // One line per change, written without the formatting machinery: a first load at 100,000 names
+    // adds them all.
     let line = |out: &mut String, sign: &str, c: &records::Change, address: Option<Ipv4Addr>| {
         out.push_str(sign);
         out.push_str(&c.name);

@@ -70,7 +70,7 @@ pub const VIEW_KEYS: &[&str] = &[
 /// Whether the walked file is a Pigsty config rather than a projection.
 pub(super) fn is_pigsty_config(hosts: &[Found<'_>]) -> bool {
     hosts.iter().any(|h| {
-        h.groups.iter().any(|g| g == "infra")
+        h.groups.contains("infra")
             || h.layers
                 .iter()
                 .any(|l| PIGSTY_KEYS.iter().any(|k| l.vars.get(k).is_some()))
@@ -96,7 +96,7 @@ pub(super) fn groups_once(walk: &Walk<'_>) -> Result<(), InputError> {
 }
 
 /// The derived records (before Barn's address rule) and the notes for the reader.
-pub(super) struct View {
+pub(super) struct Derivation {
     pub(super) derived: Vec<Derived>,
     pub(super) notes: Vec<String>,
 }
@@ -108,7 +108,7 @@ pub(super) fn derive(
     hosts: &[Found<'_>],
     skipped: &[bool],
     entry: Option<Ipv4Addr>,
-) -> Result<View, InputError> {
+) -> Result<Derivation, InputError> {
     let mut out = Out::default();
     service::pg(hosts, &mut out)?;
     service::node_vips(hosts, &mut out)?;
@@ -127,7 +127,7 @@ pub(super) fn derive(
         ));
     }
     out.clashes()?;
-    Ok(View {
+    Ok(Derivation {
         derived: out.derived,
         notes: out.notes,
     })

@@ -1,7 +1,7 @@
 //! The group walk: every host under `all` with the variable layers above it (Barn's `collectHosts`),
 //! and Barn's `lookup` over those layers.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::net::Ipv4Addr;
 
 use super::{HOST_DEPTH, InputError, parse_ipv4};
@@ -23,7 +23,7 @@ pub(super) struct Found<'a> {
     pub(super) layers: Vec<Layer<'a>>,
     /// The names of the groups the host is in, its groups' ancestors included (as Ansible's
     /// `groups[...]` counts them); `all` is not listed.
-    pub(super) groups: Vec<String>,
+    pub(super) groups: BTreeSet<String>,
 }
 
 #[derive(Default)]
@@ -208,7 +208,7 @@ impl<'a> Walk<'a> {
                     address,
                     origin: path.clone(),
                     layers: Vec::new(),
-                    groups: Vec::new(),
+                    groups: BTreeSet::new(),
                 });
                 self.by_address.insert(address, self.hosts.len() - 1);
                 self.hosts.len() - 1
@@ -217,7 +217,7 @@ impl<'a> Walk<'a> {
         let found = &mut self.hosts[index];
         for g in &self.path {
             if !found.groups.contains(g) {
-                found.groups.push(g.clone());
+                found.groups.insert(g.clone());
             }
         }
         for layer in layers.iter().chain(own.iter()) {

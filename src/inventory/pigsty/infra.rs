@@ -57,7 +57,7 @@ pub(super) fn entry(
 ) -> Result<(), InputError> {
     let mut infra: Vec<&Found<'_>> = hosts
         .iter()
-        .filter(|h| h.groups.iter().any(|g| g == "infra"))
+        .filter(|h| h.groups.contains("infra"))
         .collect();
     if let Some(a) = picked {
         let listed: Vec<String> = infra.iter().map(|h| h.address.to_string()).collect();

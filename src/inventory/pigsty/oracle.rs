@@ -34,8 +34,7 @@ pub fn merged_vars(text: &str) -> Result<Vec<MergedHost>, InputError> {
                 vars.insert((*key).to_string(), json(v));
             }
         }
-        let mut groups = h.groups.clone();
-        groups.sort();
+        let groups = h.groups.iter().cloned().collect();
         out.push(MergedHost {
             address: h.address,
             groups,
