@@ -394,6 +394,11 @@ fn load_keeps_the_category_and_its_diff_names_it() {
     let r = load(&state, &file, &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
+        r.stdout.starts_with("view: literal host-access\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
         r.stdout
             .contains("+ pg-meta.pigsty.test 10.10.10.10 (service-access)\n"),
         "{}",
