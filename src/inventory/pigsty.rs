@@ -1,7 +1,7 @@
 //! The literal host-access view of a Pigsty config: the names Pigsty's roles would publish for the
 //! host (its `dnsmasq` records, the nodes' hosts lines and the portal domains), each with its source
-//! and category, computed by Pigsty's rules at v4.5.0 (pgsty/pigsty c73d321d) over the variables Barn's walk
-//! merged. Whatever the literal mode cannot know is refused, never guessed. Barn's address rule is
+//! and category, computed by Pigsty's rules at v4.5.0 (pgsty/pigsty c73d321d) over the variables
+//! Barn's walk merged. Whatever the literal mode cannot know is refused, never guessed. Barn's address rule is
 //! applied afterwards, by the record set.
 
 use std::collections::BTreeMap;
@@ -67,13 +67,16 @@ pub const VIEW_KEYS: &[&str] = &[
     "vm_skip",
 ];
 
-/// Whether the walked file is a Pigsty config rather than a projection.
+/// Whether the walked file is a Pigsty config rather than a projection. Each layer is looked at once,
+/// however many hosts share it.
 pub(super) fn is_pigsty_config(hosts: &[Found<'_>]) -> bool {
+    let mut seen = std::collections::HashSet::new();
     hosts.iter().any(|h| {
         h.groups.contains("infra")
-            || h.layers
-                .iter()
-                .any(|l| PIGSTY_KEYS.iter().any(|k| l.vars.get(k).is_some()))
+            || h.layers.iter().any(|l| {
+                seen.insert(std::ptr::from_ref(l.vars))
+                    && PIGSTY_KEYS.iter().any(|k| l.vars.get(k).is_some())
+            })
     })
 }
 
