@@ -526,3 +526,14 @@ fn entry_picks_the_infra_node_the_host_uses() {
         2
     );
 }
+
+#[test]
+fn a_second_infra_entry_is_read_as_strictly_as_the_first() {
+    refused(
+        &one("").replace(
+            "infra: {hosts: {10.10.10.10: {infra_seq: 1}}}",
+            "infra: {hosts: {10.10.10.10: {infra_seq: 1}, 10.10.10.11: {infra_seq: 2, dns_records: ['{{ x }} a']}}}",
+        ),
+        &["all.children.infra.hosts[10.10.10.11].dns_records", "template"],
+    );
+}

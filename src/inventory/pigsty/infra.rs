@@ -82,10 +82,12 @@ pub(super) fn entry(
     };
     for key in ["admin_ip", "dns_records", "infra_portal", "dns_enabled"] {
         let want = var(first, key)?.value;
-        if let Some(h) = infra[1..]
-            .iter()
-            .find(|h| var(h, key).is_ok_and(|v| v.value != want))
-        {
+        // Every entry's value is read as strictly as the first's (a template or a conflict in it
+        // is refused too).
+        for h in &infra[1..] {
+            if var(h, key)?.value == want {
+                continue;
+            }
             return Err(InputError::new(
                 &h.origin,
                 format!(
