@@ -75,6 +75,13 @@ pub enum Command {
         file: PathBuf,
         #[arg(long, env = ENV_ZONE, default_value = ZONE)]
         zone: String,
+        /// Read only the VM identities and vm_hosts, even from a Pigsty config.
+        #[arg(long)]
+        identity_only: bool,
+        /// In a Pigsty config with several infra nodes that would publish differently: the one whose
+        /// DNS and portal the host uses (its address).
+        #[arg(long, value_name = "NODE", conflicts_with = "identity_only")]
+        entry: Option<std::net::Ipv4Addr>,
     },
     /// Validate a host-names.yml and store it as a new generation.
     Load(LoadArgs),
@@ -132,6 +139,13 @@ pub struct ServeArgs {
     /// Negative TTL for generations stored from --records.
     #[arg(long, default_value_t = NEGATIVE_TTL)]
     pub negative_ttl: u32,
+    /// Read only the VM identities and vm_hosts of --records, even from a Pigsty config.
+    #[arg(long)]
+    pub identity_only: bool,
+    /// In a Pigsty config with several infra nodes that would publish differently: the one whose DNS
+    /// and portal the host uses (its address).
+    #[arg(long, value_name = "NODE", conflicts_with = "identity_only")]
+    pub entry: Option<std::net::Ipv4Addr>,
     /// Close a TCP connection idle this many seconds (half that while more than half the slots are taken).
     #[arg(long, default_value_t = TCP_IDLE_TIMEOUT_SECS)]
     pub tcp_idle_timeout: u64,
@@ -165,6 +179,13 @@ pub struct LoadArgs {
     /// Negative-caching TTL (SOA MINIMUM), seconds.
     #[arg(long, default_value_t = NEGATIVE_TTL)]
     pub negative_ttl: u32,
+    /// Read only the VM identities and vm_hosts, even from a Pigsty config.
+    #[arg(long)]
+    pub identity_only: bool,
+    /// In a Pigsty config with several infra nodes that would publish differently: the one whose DNS
+    /// and portal the host uses (its address).
+    #[arg(long, value_name = "NODE", conflicts_with = "identity_only")]
+    pub entry: Option<std::net::Ipv4Addr>,
     /// Show the diff and stop before storing.
     #[arg(long)]
     pub dry_run: bool,

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use crate::error::{AppError, Class};
 use crate::input;
+use crate::inventory::Reading;
 use crate::name::Zone;
 use crate::reload::{self, LastError, Live, RESCAN};
 use crate::server::{self, BindError, Counters, ServerConfig};
@@ -49,6 +50,8 @@ pub struct ServeOptions {
     pub zone: Zone,
     pub ttl: u32,
     pub negative_ttl: u32,
+    /// How `--records` is read (`--identity-only`, `--entry`).
+    pub reading: Reading,
     pub tcp_idle_timeout: Duration,
     pub tcp_max_connections: usize,
     /// `--allow-transfer`: loopback clients that may AXFR/IXFR.
@@ -76,8 +79,12 @@ fn store_file(
     zone: &Zone,
     ttl: u32,
     negative_ttl: u32,
+    reading: Reading,
 ) -> Result<Option<u32>, AppError> {
-    let (set, input) = input::read(file, zone)?;
+    let (set, input, info) = input::read_as(file, zone, reading)?;
+    for note in &info.notes {
+        tracing::info!(file = %file.display(), "{note}");
+    }
     match dir.commit(set, ttl, negative_ttl, input, false)? {
         Outcome::Stored { generation, .. } => {
             tracing::info!(serial = generation.serial, file = %file.display(), "stored a new generation");
@@ -153,7 +160,7 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
     let dir = StateDir::open(&root, true)?;
     let _lock = dir.lock_server()?;
     if let Some(file) = &o.records {
-        store_file(&dir, file, &o.zone, o.ttl, o.negative_ttl)?;
+        store_file(&dir, file, &o.zone, o.ttl, o.negative_ttl, o.reading)?;
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -222,6 +229,7 @@ async fn serve(
         zone: o.zone.clone(),
         ttl: o.ttl,
         negative_ttl: o.negative_ttl,
+        reading: o.reading,
     };
     let background = tokio::spawn(refresh_loop(
         live.clone(),
@@ -514,6 +522,7 @@ struct FollowOpts {
     zone: Zone,
     ttl: u32,
     negative_ttl: u32,
+    reading: Reading,
 }
 
 /// (size, mtime, ctime) of the followed file at the last attempt.
@@ -535,7 +544,14 @@ impl FollowOpts {
         if now.is_none() || now == last {
             return if now.is_none() { last } else { now };
         }
-        match store_file(dir, file, &self.zone, self.ttl, self.negative_ttl) {
+        match store_file(
+            dir,
+            file,
+            &self.zone,
+            self.ttl,
+            self.negative_ttl,
+            self.reading,
+        ) {
             Ok(_) => {
                 if matches!(live.info().last_error, Some(LastError::Followed(_))) {
                     live.set_error(None);

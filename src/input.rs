@@ -8,12 +8,28 @@ use std::path::{Path, PathBuf};
 use crate::digest::sha256_hex;
 use crate::error::{AppError, Class};
 use crate::generation::Input;
-use crate::inventory::{self, MAX_INPUT_BYTES};
+use crate::inventory::{self, MAX_INPUT_BYTES, Reading, View};
 use crate::name::Zone;
 use crate::records::RecordSet;
 
+/// The view a file was read as, and the notes of its derivation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewInfo {
+    pub view: View,
+    pub notes: Vec<String>,
+}
+
 /// Reads and validates an input file; returns the record set and what to record as its input.
 pub fn read(path: &Path, zone: &Zone) -> Result<(RecordSet, Input), AppError> {
+    read_as(path, zone, Reading::Auto).map(|(set, input, _)| (set, input))
+}
+
+/// [`read`] as `reading` says, with the view it was read as.
+pub fn read_as(
+    path: &Path,
+    zone: &Zone,
+    reading: Reading,
+) -> Result<(RecordSet, Input, ViewInfo), AppError> {
     let shown = path.display().to_string();
     // Non-blocking open and fstat: a FIFO or a device would block the command forever.
     let f = std::fs::OpenOptions::new()
@@ -73,7 +89,14 @@ pub fn read(path: &Path, zone: &Zone) -> Result<(RecordSet, Input), AppError> {
             "save the file as UTF-8",
         )
     })?;
-    let inv = inventory::parse(text).map_err(|e| AppError::input(&shown, e))?;
+    let mut inv = inventory::parse_as(text, reading).map_err(|e| AppError::input(&shown, e))?;
+    if inv.view == View::HostAccess {
+        beside_the_file(path, &shown)?;
+    }
+    let info = ViewInfo {
+        view: inv.view,
+        notes: std::mem::take(&mut inv.notes),
+    };
     let set = RecordSet::from_inventory(inv, zone).map_err(|e| AppError::input(&shown, e))?;
     let abs = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
     Ok((
@@ -82,5 +105,32 @@ pub fn read(path: &Path, zone: &Zone) -> Result<(RecordSet, Input), AppError> {
             path: abs.display().to_string(),
             sha256: sha256_hex(&bytes),
         },
+        info,
     ))
+}
+
+/// Ansible would also read `group_vars/` and `host_vars/` beside the inventory; the literal view reads
+/// one file, so it refuses rather than miss what they set.
+fn beside_the_file(path: &Path, shown: &str) -> Result<(), AppError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    for sub in ["group_vars", "host_vars"] {
+        let beside = dir.join(sub);
+        if beside.exists() {
+            return Err(AppError::new(
+                Class::Invalid,
+                format!(
+                    "{shown}: {} is beside it; Ansible would merge its variables, which the literal \
+                     host-access view does not read",
+                    beside.display()
+                ),
+                "move those variables into the file itself, or read it with --identity-only",
+            ));
+        }
+    }
+    Ok(())
 }

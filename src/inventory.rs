@@ -1,18 +1,21 @@
 //! The Barn/Pigsty inventory shapes and Barn's derivation of node names, aliases, `vm_skip` and
-//! `vm_hosts`. Only the keys Barn reads are looked at; every other Pigsty variable is opaque.
-//! One concern at some 570 lines: the group walk, the variable layers it collects and the derivation of
-//! each host's names from them share `Found` and `Layer` and are read together, as Barn's rules are;
-//! `vm_hosts`, read on its own, is in `inventory/vm_hosts.rs`.
+//! `vm_hosts`. Only the keys Barn reads are looked at; every other Pigsty variable is opaque, except
+//! in a Pigsty config, whose literal host-access view (`inventory/pigsty/`) reads the variables of
+//! Pigsty's DNS rules. The group walk and its variable lookup are in `inventory/walk.rs`, `vm_hosts`
+//! in `inventory/vm_hosts.rs`, the record categories in `inventory/category.rs`.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
-use crate::text::quote;
 use crate::yaml::{self, Yaml};
 
+mod category;
+pub mod pigsty;
 mod vm_hosts;
+mod walk;
+pub use category::{Category, Reading, View};
 use vm_hosts::parse_vm_hosts;
+use walk::{Found, Walk, lookup};
 
 /// Barn's limit on the inventory file.
 pub const MAX_INPUT_BYTES: usize = 4 * 1024 * 1024;
@@ -73,15 +76,83 @@ pub struct VmHost {
     pub names: Vec<Named>,
 }
 
+/// A name the host-access view derives from a Pigsty config, with its category-tagged source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Derived {
+    pub name: String,
+    pub address: Ipv4Addr,
+    /// `<category>: <inventory path or role default> (<what>)`.
+    pub source: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inventory {
     /// In order of first appearance.
     pub hosts: Vec<Host>,
     pub vm_hosts: Vec<VmHost>,
+    /// The host-access view's names beyond the identities and `vm_hosts` (empty for a projection).
+    pub derived: Vec<Derived>,
+    pub view: View,
+    /// What the reader should know about the view (never an error).
+    pub notes: Vec<String>,
 }
 
-/// Parses the text of a `host-names.yml` (or a whole Pigsty inventory).
+/// Parses the text of a `host-names.yml` (or a whole Pigsty inventory), choosing the view by what
+/// the file holds ([`Reading::Auto`]).
 pub fn parse(text: &str) -> Result<Inventory, InputError> {
+    parse_as(text, Reading::Auto)
+}
+
+/// [`parse`] with the view chosen by the caller.
+pub fn parse_as(text: &str, reading: Reading) -> Result<Inventory, InputError> {
+    let doc = document(text)?;
+    let walk = walked(&doc)?;
+    let mut hosts = Vec::with_capacity(walk.hosts.len());
+    for h in &walk.hosts {
+        hosts.push(resolve_host(h)?);
+    }
+    let pigsty = match reading {
+        Reading::IdentityOnly => false,
+        Reading::Auto | Reading::Entry(_) => pigsty::is_pigsty_config(&walk.hosts),
+    };
+    let (view, derived, notes) = if pigsty {
+        pigsty::groups_once(&walk)?;
+        let skipped: Vec<bool> = hosts.iter().map(|h| h.skip).collect();
+        let v = pigsty::derive(&walk.hosts, &skipped, reading.entry())?;
+        for h in &mut hosts {
+            tag_identity(h);
+        }
+        (View::HostAccess, v.derived, v.notes)
+    } else {
+        (View::Projection, Vec::new(), Vec::new())
+    };
+    drop(walk);
+    // The vm_hosts list is taken out of the tree: its (up to 100,000) names move, not copy.
+    let mut doc = doc;
+    let vm_hosts = ["all", "vars", "vm_hosts"]
+        .iter()
+        .try_fold(&mut doc, |y, key| get_mut(y, key))
+        .map_or(Yaml::Null, |v| std::mem::replace(v, Yaml::Null));
+    let mut vm_hosts = match vm_hosts {
+        Yaml::Null => Vec::new(),
+        v => parse_vm_hosts(v, "all.vars.vm_hosts")?,
+    };
+    if view == View::HostAccess {
+        for n in vm_hosts.iter_mut().flat_map(|v| v.names.iter_mut()) {
+            n.source = Category::Explicit.tag(&n.source);
+        }
+    }
+    Ok(Inventory {
+        hosts,
+        vm_hosts,
+        derived,
+        view,
+        notes,
+    })
+}
+
+/// The file as one YAML document whose root is a mapping, within Barn's size limit.
+fn document(text: &str) -> Result<Yaml, InputError> {
     if text.len() > MAX_INPUT_BYTES {
         return Err(InputError::new(
             "",
@@ -99,7 +170,7 @@ pub fn parse(text: &str) -> Result<Inventory, InputError> {
             "fix the YAML at that line and run check again",
         )
     })?;
-    let root = match &doc {
+    match &doc {
         Yaml::Null => {
             return Err(InputError::new(
                 "",
@@ -107,7 +178,7 @@ pub fn parse(text: &str) -> Result<Inventory, InputError> {
                 "give a Barn host-names.yml with an all: group",
             ));
         }
-        Yaml::Map(_) => &doc,
+        Yaml::Map(_) => {}
         other => {
             return Err(InputError::new(
                 "",
@@ -119,7 +190,12 @@ pub fn parse(text: &str) -> Result<Inventory, InputError> {
             ));
         }
     };
-    let all = root.get("all").ok_or_else(|| {
+    Ok(doc)
+}
+
+/// Every host under `all` with its variable layers (at least one host).
+fn walked(doc: &Yaml) -> Result<Walk<'_>, InputError> {
+    let all = doc.get("all").ok_or_else(|| {
         InputError::new(
             "",
             "has no all: key at the top",
@@ -135,22 +211,15 @@ pub fn parse(text: &str) -> Result<Inventory, InputError> {
             "add the VMs under all.hosts or all.children.<group>.hosts",
         ));
     }
-    let mut hosts = Vec::with_capacity(walk.hosts.len());
-    for h in &walk.hosts {
-        hosts.push(resolve_host(h)?);
+    Ok(walk)
+}
+
+/// In the host-access view every source names its category; a projection's stay as they were, so
+/// its generations (and their digests) do not change.
+fn tag_identity(h: &mut Host) {
+    for n in h.node_name.iter_mut().chain(h.aliases.iter_mut()) {
+        n.source = Category::VmIdentity.tag(&n.source);
     }
-    drop(walk);
-    // The vm_hosts list is taken out of the tree: its (up to 100,000) names move, not copy.
-    let mut doc = doc;
-    let vm_hosts = ["all", "vars", "vm_hosts"]
-        .iter()
-        .try_fold(&mut doc, |y, key| get_mut(y, key))
-        .map_or(Yaml::Null, |v| std::mem::replace(v, Yaml::Null));
-    let vm_hosts = match vm_hosts {
-        Yaml::Null => Vec::new(),
-        v => parse_vm_hosts(v, "all.vars.vm_hosts")?,
-    };
-    Ok(Inventory { hosts, vm_hosts })
 }
 
 /// [`Yaml::get`] for a value to take out.
@@ -162,277 +231,6 @@ fn get_mut<'y>(y: &'y mut Yaml, key: &str) -> Option<&'y mut Yaml> {
             .map(|(_, v)| v),
         _ => None,
     }
-}
-
-/// One layer of variables: a group's `vars` at its depth, or a host's own vars.
-#[derive(Debug, Clone)]
-struct Layer<'a> {
-    depth: usize,
-    origin: String,
-    vars: &'a Yaml,
-}
-
-#[derive(Debug)]
-struct Found<'a> {
-    address: Ipv4Addr,
-    origin: String,
-    layers: Vec<Layer<'a>>,
-}
-
-#[derive(Default)]
-struct Walk<'a> {
-    hosts: Vec<Found<'a>>,
-    by_address: HashMap<Ipv4Addr, usize>,
-}
-
-impl<'a> Walk<'a> {
-    fn group(
-        &mut self,
-        group: &'a Yaml,
-        path: &str,
-        depth: usize,
-        inherited: &[Layer<'a>],
-    ) -> Result<(), InputError> {
-        if depth > yaml::MAX_DEPTH {
-            return Err(InputError::new(
-                path,
-                format!("nests groups deeper than {} levels", yaml::MAX_DEPTH),
-                "flatten the children groups",
-            ));
-        }
-        match group {
-            Yaml::Null => return Ok(()),
-            Yaml::Map(_) => {}
-            other => {
-                return Err(InputError::new(
-                    path,
-                    format!(
-                        "is {}; a group is a mapping of hosts, vars and children",
-                        other.kind()
-                    ),
-                    "make it a mapping",
-                ));
-            }
-        }
-        let mut layers = inherited.to_vec();
-        if let Some(layer) = group_vars(group, path, depth)? {
-            layers.push(layer);
-        }
-        if let Some(hosts) = group.get("hosts") {
-            self.hosts(hosts, &format!("{path}.hosts"), &layers)?;
-        }
-        if let Some(children) = group.get("children") {
-            self.children(children, &format!("{path}.children"), depth, &layers)?;
-        }
-        Ok(())
-    }
-
-    /// A group's `hosts:` mapping, each host with the layers above it.
-    fn hosts(
-        &mut self,
-        hosts: &'a Yaml,
-        hpath: &str,
-        layers: &[Layer<'a>],
-    ) -> Result<(), InputError> {
-        match hosts {
-            Yaml::Null => {}
-            Yaml::Map(hs) => {
-                for (key, vars) in hs {
-                    self.host(key, vars, hpath, layers)?;
-                }
-            }
-            other => {
-                return Err(InputError::new(
-                    hpath,
-                    format!(
-                        "is {}; hosts is a mapping keyed by IPv4 address",
-                        other.kind()
-                    ),
-                    "write hosts as 10.10.10.10: {nodename: meta}",
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// A group's `children:` mapping, each child a group one level deeper.
-    fn children(
-        &mut self,
-        children: &'a Yaml,
-        cpath: &str,
-        depth: usize,
-        layers: &[Layer<'a>],
-    ) -> Result<(), InputError> {
-        match children {
-            Yaml::Null => {}
-            Yaml::Map(cs) => {
-                for (name, child) in cs {
-                    let label = match name {
-                        Yaml::Str(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    self.group(child, &format!("{cpath}.{label}"), depth + 1, layers)?;
-                }
-            }
-            other => {
-                return Err(InputError::new(
-                    cpath,
-                    format!("is {}; children is a mapping of groups", other.kind()),
-                    "make it a mapping of group names",
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn host(
-        &mut self,
-        key: &'a Yaml,
-        vars: &'a Yaml,
-        hpath: &str,
-        layers: &[Layer<'a>],
-    ) -> Result<(), InputError> {
-        let key_text = match key {
-            Yaml::Str(s) => s.clone(),
-            other => other.to_string(),
-        };
-        let path = format!("{hpath}[{key_text}]");
-        let Yaml::Str(raw) = key else {
-            return Err(InputError::new(
-                &path,
-                format!("host key {key} must be an IPv4 address"),
-                "key each host by its address, e.g. 10.10.10.10:",
-            ));
-        };
-        let address = parse_ipv4(raw).map_err(|why| {
-            InputError::new(
-                hpath,
-                format!("host key {} {why}", quote(raw)),
-                "key each host by its canonical IPv4 address, e.g. 10.10.10.10:",
-            )
-        })?;
-        let own = match vars {
-            Yaml::Null => None,
-            Yaml::Map(_) => {
-                if vars.get("vm_hosts").is_some() {
-                    return Err(InputError::new(
-                        format!("{path}.vm_hosts"),
-                        "is set on a host; vm_hosts is read only from all.vars",
-                        "move the vm_hosts list to all.vars",
-                    ));
-                }
-                Some(Layer {
-                    depth: HOST_DEPTH,
-                    origin: path.clone(),
-                    vars,
-                })
-            }
-            other => {
-                return Err(InputError::new(
-                    &path,
-                    format!("is {}; host vars are a mapping", other.kind()),
-                    "write the host as 10.10.10.10: {nodename: meta}",
-                ));
-            }
-        };
-        let index = match self.by_address.get(&address) {
-            Some(&i) => i,
-            None => {
-                self.hosts.push(Found {
-                    address,
-                    origin: path.clone(),
-                    layers: Vec::new(),
-                });
-                self.by_address.insert(address, self.hosts.len() - 1);
-                self.hosts.len() - 1
-            }
-        };
-        let found = &mut self.hosts[index];
-        for layer in layers.iter().chain(own.iter()) {
-            if !found.layers.iter().any(|l| l.origin == layer.origin) {
-                found.layers.push(layer.clone());
-            }
-        }
-        Ok(())
-    }
-}
-
-/// A group's `vars:` as a layer at its depth (none when absent or null); `vm_hosts` is read only from
-/// `all.vars`.
-fn group_vars<'a>(
-    group: &'a Yaml,
-    path: &str,
-    depth: usize,
-) -> Result<Option<Layer<'a>>, InputError> {
-    let Some(vars) = group.get("vars") else {
-        return Ok(None);
-    };
-    let vpath = format!("{path}.vars");
-    match vars {
-        Yaml::Null => Ok(None),
-        Yaml::Map(_) => {
-            if depth > 0 && vars.get("vm_hosts").is_some() {
-                return Err(InputError::new(
-                    format!("{vpath}.vm_hosts"),
-                    "is set in a group; vm_hosts is read only from all.vars",
-                    "move the vm_hosts list to all.vars",
-                ));
-            }
-            Ok(Some(Layer {
-                depth,
-                origin: vpath,
-                vars,
-            }))
-        }
-        other => Err(InputError::new(
-            vpath,
-            format!("is {}; vars is a mapping", other.kind()),
-            "make it a mapping of variables",
-        )),
-    }
-}
-
-/// Barn's `lookup`: the deepest layer that sets the key wins; two different values at that depth are an
-/// error; a value with `{{` is refused (Barn reads literal values only).
-fn lookup<'a>(host: &Found<'a>, key: &str) -> Result<Option<(&'a Yaml, String)>, InputError> {
-    let set: Vec<(usize, &'a Yaml, String)> = host
-        .layers
-        .iter()
-        .filter_map(|l| {
-            l.vars
-                .get(key)
-                .map(|v| (l.depth, v, format!("{}.{key}", l.origin)))
-        })
-        .collect();
-    // Only the deepest layers count: a disagreement above them is overridden, not an error.
-    let Some(deepest) = set.iter().map(|(d, _, _)| *d).max() else {
-        return Ok(None);
-    };
-    let mut at_depth = set.into_iter().filter(|(d, _, _)| *d == deepest);
-    let Some((_, value, origin)) = at_depth.next() else {
-        return Ok(None);
-    };
-    if let Some((_, other, other_origin)) = at_depth.find(|(_, v, _)| *v != value) {
-        return Err(InputError::new(
-            &host.origin,
-            format!(
-                "host {} inherits conflicting values for {key} from {origin} ({value}) and {other_origin} ({other})",
-                host.address
-            ),
-            format!("set {key} at host level for {}", host.address),
-        ));
-    }
-    if let Some(t) = value.find_template() {
-        return Err(InputError::new(
-            &origin,
-            format!(
-                "{} is a template; pigsty-dns reads literal values only",
-                quote(t)
-            ),
-            "give the rendered value (Barn's host-names.yml has no templates)",
-        ));
-    }
-    Ok(Some((value, origin)))
 }
 
 fn resolve_host(h: &Found<'_>) -> Result<Host, InputError> {

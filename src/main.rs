@@ -15,12 +15,18 @@ use pigsty_dns::commands::{self, LoadOptions};
 use pigsty_dns::daemon::{self, ServeOptions};
 use pigsty_dns::defaults::ENV_LOG;
 use pigsty_dns::error::{AppError, Class, zone_arg};
+use pigsty_dns::inventory::Reading;
 use pigsty_dns::output::{Report, to_json};
 use pigsty_dns::store;
 
 fn run(cli: &Cli) -> Result<Report, AppError> {
     match &cli.command {
-        Command::Check { file, zone } => commands::check::run(file, &zone_arg(zone)?),
+        Command::Check {
+            file,
+            zone,
+            identity_only,
+            entry,
+        } => commands::check::run(file, &zone_arg(zone)?, reading(*identity_only, *entry)),
         Command::Load(a) => load(a),
         Command::Serve(a) => serve(a),
         Command::Status {
@@ -65,11 +71,21 @@ fn load(a: &LoadArgs) -> Result<Report, AppError> {
         state_dir: a.state.state_dir.as_deref(),
         ttl: a.ttl,
         negative_ttl: a.negative_ttl,
+        reading: reading(a.identity_only, a.entry),
         dry_run: a.dry_run,
         server: a.server,
         require_live: a.require_live,
         wait_visible: a.wait_visible,
     })
+}
+
+/// `--identity-only` or `--entry` as the way a file is read (clap keeps the two apart).
+fn reading(identity_only: bool, entry: Option<std::net::Ipv4Addr>) -> Reading {
+    match (identity_only, entry) {
+        (true, _) => Reading::IdentityOnly,
+        (false, Some(a)) => Reading::Entry(a),
+        (false, None) => Reading::Auto,
+    }
 }
 
 /// `serve`: logging on, then the daemon until it stops.
@@ -84,6 +100,7 @@ fn serve(a: &ServeArgs) -> Result<Report, AppError> {
         zone,
         ttl: a.ttl,
         negative_ttl: a.negative_ttl,
+        reading: reading(a.identity_only, a.entry),
         tcp_idle_timeout: Duration::from_secs(a.tcp_idle_timeout),
         tcp_max_connections: a.tcp_max_connections,
         allow_transfer: a.allow_transfer.clone(),

@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::inventory::{Host, InputError, Inventory, Named, VmHost};
+use crate::inventory::{Derived, Host, InputError, Inventory, Named, VmHost};
 use crate::name::{self, Zone};
 
 mod diff;
@@ -82,7 +82,8 @@ impl RecordSet {
             .filter(|h| !h.skip)
             .map(|h| usize::from(h.node_name.is_some()) + h.aliases.len())
             .sum::<usize>()
-            + inv.vm_hosts.iter().map(|v| v.names.len()).sum::<usize>();
+            + inv.vm_hosts.iter().map(|v| v.names.len()).sum::<usize>()
+            + inv.derived.len();
         let mut mentions: Vec<Mention<'_>> = Vec::with_capacity(total);
         let mut sources: Vec<String> = Vec::with_capacity(total);
         let mut stopped = host_mentions(&mut inv.hosts, zone, &mut mentions, &mut sources);
@@ -90,6 +91,16 @@ impl RecordSet {
             stopped = vm_mentions(
                 &mut inv.vm_hosts,
                 managed_count,
+                zone,
+                &mut mentions,
+                &mut sources,
+            );
+        }
+        if stopped.is_none() {
+            let first_group = managed_count + inv.vm_hosts.len();
+            stopped = derived_mentions(
+                &mut inv.derived,
+                first_group,
                 zone,
                 &mut mentions,
                 &mut sources,
@@ -144,6 +155,9 @@ fn check_addresses_of(inv: &Inventory) -> Result<usize, InputError> {
     }
     for v in &inv.vm_hosts {
         net.check(v.address, &v.source, "vm_hosts address")?;
+    }
+    for d in &inv.derived {
+        check_derived_address(&net, d)?;
     }
     let mut seen_vm: HashMap<Ipv4Addr, &str> = HashMap::new();
     for v in &inv.vm_hosts {
@@ -234,6 +248,57 @@ fn vm_mentions(
         }
     }
     None
+}
+
+/// The host-access view's derived names, each its own group (a name derived twice at one address
+/// merges, every source listed).
+fn derived_mentions(
+    derived: &mut [Derived],
+    first_group: usize,
+    zone: &Zone,
+    mentions: &mut Vec<Mention<'_>>,
+    sources: &mut Vec<String>,
+) -> Option<InputError> {
+    for (di, d) in derived.iter_mut().enumerate() {
+        if let Err(e) = name::check_host_name(&d.name) {
+            return Some(bad_name(
+                &d.source,
+                &e,
+                "fix the name in the Pigsty config, or read the file with --identity-only",
+            ));
+        }
+        let name = std::mem::take(&mut d.name);
+        mentions.push(Mention::owned(name, d.address, first_group + di, zone));
+        sources.push(std::mem::take(&mut d.source));
+    }
+    None
+}
+
+/// Barn's address rule over a derived name: where Pigsty's rule and Barn's disagree, Barn's wins,
+/// and the error says which VIP or target to move.
+fn check_derived_address(net: &Net, d: &Derived) -> Result<(), InputError> {
+    let o = d.address.octets();
+    if o[..3] == net.prefix && (1..=8).contains(&o[3]) {
+        let [p0, p1, p2] = net.prefix;
+        let next = if d.source.contains("pg_vip_address") {
+            format!(
+                "move the PG VIP into {p0}.{p1}.{p2}.9-254 (e.g. pg_vip_address: {p0}.{p1}.{p2}.20/24), \
+                 or set pg_dns_target: primary"
+            )
+        } else {
+            format!("move it into {p0}.{p1}.{p2}.9-254")
+        };
+        return Err(InputError::new(
+            &d.source,
+            format!(
+                "{} for {:?} is in .2-.8, which Barn reserves for the host and DHCP; Barn's address \
+                 rule wins over Pigsty's",
+                d.address, d.name
+            ),
+            next,
+        ));
+    }
+    net.check(d.address, &d.source, "address")
 }
 
 /// The canonical-name rule, one PTR per address that has served names: the node name of the managed

@@ -7,14 +7,15 @@ use super::report;
 use crate::defaults;
 use crate::error::AppError;
 use crate::generation::Generation;
-use crate::input;
+use crate::input::{self, ViewInfo};
+use crate::inventory::Reading;
 use crate::name::Zone;
 use crate::output::{FORMAT, Object, Report};
 use crate::records;
 
 /// `check FILE`: validate only; print what would be served and what not. Writes nothing.
-pub fn run(path: &Path, zone: &Zone) -> Result<Report, AppError> {
-    let (set, input) = input::read(path, zone)?;
+pub fn run(path: &Path, zone: &Zone, reading: Reading) -> Result<Report, AppError> {
+    let (set, input, info) = input::read_as(path, zone, reading)?;
     let g = Generation::seal_set(
         set,
         defaults::TTL,
@@ -24,11 +25,22 @@ pub fn run(path: &Path, zone: &Zone) -> Result<Report, AppError> {
         input,
     );
     let mut out = format!("{}: valid for zone {}\n", path.display(), g.zone);
+    let _ = writeln!(out, "view: {}", info.view.as_str());
+    for n in &info.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
     report::served(&g.records, &g.not_served, &g.skipped_hosts, &mut out);
     report::reverse(&g.records, &g.ptr, &mut out);
     let _ = writeln!(out, "record digest {}", g.record_digest);
     // Built only for --json: at 100,000 names it is tens of megabytes.
-    Ok(Report::lazy_object(out, g, check_json))
+    Ok(Report::lazy_object(out, (g, info), check_json_view))
+}
+
+/// The check's JSON with the view it was read as and its notes.
+fn check_json_view((g, info): &(Generation, ViewInfo)) -> Object<'_> {
+    check_json(g)
+        .field("view", info.view.as_str())
+        .field("notes", &info.notes)
 }
 
 fn check_json(g: &Generation) -> Object<'_> {
@@ -51,6 +63,17 @@ mod tests {
 
     use super::*;
 
+    /// Each record with the category its sources name, as the JSON gained it (issue 31).
+    fn categorised(mut v: serde_json::Value) -> serde_json::Value {
+        for r in v.as_array_mut().unwrap() {
+            let sources: Vec<String> = serde_json::from_value(r["sources"].clone()).unwrap();
+            r["category"] = crate::inventory::Category::of_sources(&sources)
+                .as_str()
+                .into();
+        }
+        v
+    }
+
     #[test]
     fn check_json_is_byte_identical_to_the_value_built_one() {
         for n in [0, 1, 7, 3_000] {
@@ -62,10 +85,10 @@ mod tests {
                 "zone": g.zone,
                 "input": g.input,
                 "record_digest": g.record_digest,
-                "served": g.records,
+                "served": categorised(serde_json::to_value(&g.records).unwrap()),
                 "reverse_zone": records::reverse_zone(&g.records),
                 "ptr": g.ptr,
-                "not_served": g.not_served,
+                "not_served": categorised(serde_json::to_value(&g.not_served).unwrap()),
                 "skipped_hosts": g.skipped_hosts,
             }));
             assert_eq!(Report::lazy_object("", g, check_json).render(true), want);

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use crate::error::{AppError, Class};
 use crate::generation::{self, Generation};
-use crate::input;
+use crate::input::{self, ViewInfo};
+use crate::inventory::View;
 use crate::name::Zone;
 use crate::output::Report;
 use crate::probe::{self, ProbeError, SoaAnswer};
@@ -24,6 +25,8 @@ pub struct LoadOptions<'a> {
     pub state_dir: Option<&'a Path>,
     pub ttl: u32,
     pub negative_ttl: u32,
+    /// How the file is read (`--identity-only`, `--entry`).
+    pub reading: crate::inventory::Reading,
     pub dry_run: bool,
     /// `--server`: the server to confirm with.
     pub server: Option<SocketAddr>,
@@ -36,12 +39,29 @@ pub struct LoadOptions<'a> {
 /// Validates and stores; the report, and the generation when one was stored.
 pub fn store(o: &LoadOptions<'_>) -> Result<(Report, Option<Rc<Generation>>), AppError> {
     check_ttls(o.ttl, o.negative_ttl)?;
-    let (set, input) = input::read(o.path, o.zone)?;
+    let (set, input, info) = input::read_as(o.path, o.zone, o.reading)?;
     let dir = StateDir::open(&store::resolve(o.state_dir)?, !o.dry_run)?;
     let outcome = dir.commit(set, o.ttl, o.negative_ttl, input, o.dry_run)?;
     let (mut report, stored) = report::outcome(outcome, dir.root());
+    name_the_view(&mut report, &info);
     note_passed_over(&mut report, &dir.passed_over()?);
     Ok((report, stored))
+}
+
+/// A Pigsty config's view is named first, with its notes (a projection's output stays as it was).
+fn name_the_view(report: &mut Report, info: &ViewInfo) {
+    if info.view != View::HostAccess {
+        return;
+    }
+    let mut head = format!("view: {}\n", info.view.as_str());
+    for n in &info.notes {
+        head.push_str(&format!("note: {n}\n"));
+    }
+    report.text.insert_str(0, &head);
+    report.set_json_fields(vec![
+        ("view", serde_json::Value::from(info.view.as_str())),
+        ("notes", serde_json::Value::from(info.notes.clone())),
+    ]);
 }
 
 /// Names each file that did not set the serial (never served: junk, forged, a jump past RFC 1982's

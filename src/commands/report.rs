@@ -10,6 +10,7 @@ use std::rc::Rc;
 use serde_json::json;
 
 use crate::generation::{DiffBase, Generation};
+use crate::inventory::Category;
 use crate::output::{FORMAT, Object, Report};
 use crate::records::{self, Diff, NotServed, Ptr, Record, SkippedHost};
 use crate::store::Outcome;
@@ -201,6 +202,7 @@ pub mod sorted {
 
     use serde::{Serialize, Serializer};
 
+    use crate::inventory::Category;
     use crate::records::{self, Change, NotServed, PtrChange, Record};
 
     /// A slice written as a JSON array of `f(item)`.
@@ -218,6 +220,7 @@ pub mod sorted {
     #[derive(Serialize)]
     pub struct RecordJson<'a> {
         address: Ipv4Addr,
+        category: &'static str,
         name: &'a str,
         sources: &'a [String],
     }
@@ -227,6 +230,7 @@ pub mod sorted {
             items: r,
             f: |r| RecordJson {
                 address: r.address,
+                category: Category::of_sources(&r.sources).as_str(),
                 name: &r.name,
                 sources: &r.sources,
             },
@@ -236,6 +240,7 @@ pub mod sorted {
     #[derive(Serialize)]
     pub struct NotServedJson<'a> {
         address: Ipv4Addr,
+        category: &'static str,
         name: &'a str,
         reason: &'a str,
         sources: &'a [String],
@@ -246,6 +251,7 @@ pub mod sorted {
             items: n,
             f: |n| NotServedJson {
                 address: n.address,
+                category: Category::of_sources(&n.sources).as_str(),
                 name: &n.name,
                 reason: &n.reason,
                 sources: &n.sources,
@@ -317,6 +323,25 @@ pub mod sorted {
 /// The diff lines, the not-served lines and the closing line of a load or rollback.
 fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> String {
     let mut out = String::new();
+    // A host-access view's record names its category after the change (a projection's sources carry
+    // none, and its lines stay as they were).
+    let category = |out: &mut String, name: &str| {
+        let Ok(i) = generation
+            .records
+            .binary_search_by(|r| r.name.as_str().cmp(name))
+        else {
+            return;
+        };
+        let tagged = generation.records[i]
+            .sources
+            .iter()
+            .filter_map(|s| Category::tagged(s));
+        if let Some(c) = tagged.min() {
+            out.push_str(" (");
+            out.push_str(c.as_str());
+            out.push(')');
+        }
+    };
     // One line per change, written without the formatting machinery: a first load at 100,000 names
     // adds them all.
     let line = |out: &mut String, sign: &str, c: &records::Change, address: Option<Ipv4Addr>| {
@@ -324,6 +349,9 @@ fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> St
         out.push_str(&c.name);
         out.push(' ');
         push_address(out, address, 0);
+        if c.new.is_some() {
+            category(out, &c.name);
+        }
         out.push('\n');
     };
     out.reserve((diff.added.len() + diff.removed.len() + diff.changed.len()) * 48);
@@ -340,6 +368,7 @@ fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> St
         push_address(&mut out, c.old, 0);
         out.push_str(" -> ");
         push_address(&mut out, c.new, 0);
+        category(&mut out, &c.name);
         out.push('\n');
     }
     for p in &diff.ptr {
@@ -354,7 +383,11 @@ fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> St
         let _ = writeln!(out, "no name changes (zone settings changed)");
     }
     for n in &generation.not_served {
-        let _ = writeln!(out, "not served: {} {} ({})", n.name, n.address, n.reason);
+        let _ = write!(out, "not served: {} {} ({})", n.name, n.address, n.reason);
+        if let Some(c) = n.sources.iter().filter_map(|s| Category::tagged(s)).min() {
+            let _ = write!(out, " ({})", c.as_str());
+        }
+        out.push('\n');
     }
     let served = generation.records.len();
     match path {

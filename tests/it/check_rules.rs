@@ -584,9 +584,23 @@ all:
     vm_mem: 4096
     jinja_thing: "{{ inventory_hostname }}"
 "#;
+    // A Pigsty config: the literal host-access view (issue 31) serves the cluster and the MinIO
+    // member besides the instance; the identity-only reading serves what it did before.
     assert_eq!(
         served(text),
-        pairs(&[("pg-meta-1.pigsty.test", "10.10.10.10")])
+        pairs(&[
+            ("minio-1.pigsty.test", "10.10.10.10"),
+            ("pg-meta-1.pigsty.test", "10.10.10.10"),
+            ("pg-meta.pigsty.test", "10.10.10.10")
+        ])
+    );
+    let r = check_text_with(text, &["--identity-only"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("served (1):"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("view: identity (projection)"),
+        "{}",
+        r.stdout
     );
 }
 

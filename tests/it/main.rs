@@ -5,11 +5,13 @@
 
 mod util;
 
+mod check_pigsty;
 mod check_rules;
 mod default_port;
 mod differential;
 mod import_circles;
 mod packaging;
+mod pigsty_ansible;
 mod rfc_probes;
 mod route_adapters;
 mod route_golden;

@@ -117,6 +117,10 @@ outer() {
 	[ -x "$SERVE_BIN" ] || die "PIGSTY_DNS_SERVE_BIN ($SERVE_BIN) is not executable"
 	[ -f "${PIGSTY_DNS_RECORDS:-}" ] || die "set PIGSTY_DNS_RECORDS to zones/pigsty.test.yml"
 	export PIGSTY_DNS_BIN PIGSTY_DNS_SERVE_BIN=$SERVE_BIN PIGSTY_DNS_RECORDS
+	PIGSTY_DNS_STOCK_META=$(cd "$(dirname "$SELF")/../data/pigsty-conf" && pwd)/meta.yml
+	[ -f "$PIGSTY_DNS_STOCK_META" ] || die "no stock Pigsty config at $PIGSTY_DNS_STOCK_META"
+	for t in psql curl python3; do command -v "$t" >/dev/null || die "missing $t (postgresql-client, curl, python3)"; done
+	export PIGSTY_DNS_STOCK_META
 	fetch_systemd
 	prepare_state
 	host_fingerprint >"$ST/host-before"
@@ -706,16 +710,84 @@ wait_visible_live() {
 }
 # ================================================================ end of issue 23 (hosts-wire)
 
+# ================================================================ issue 31: from the user's Pigsty config
+# Run alone as `route-lab.sh pigsty` (tests/labs/route_lab.rs: route_lab_pigsty_journey).
+# The README's journey: serve --records a stock Pigsty config (conf/meta.yml, tests/data/pigsty-conf)
+# --follow, route install, then the programs users run resolve pg-meta.pigsty.test: getent, a real psql
+# (its connection error names 10.10.10.10), curl and Python's getaddrinfo; an edit that adds a cluster is
+# live without a restart; a broken edit keeps the last good.
+pigsty_journey() {
+	local out rc pid cfg=$ST/pigsty.yml i got
+	echo "=== from a Pigsty config (issue 31)"
+	cp "$PIGSTY_DNS_STOCK_META" "$cfg"
+	printf '127.0.0.1 localhost\n' >"$ST/hosts"; mount --bind "$ST/hosts" /etc/hosts || die "bind /etc/hosts"
+	ln -sf "$ST/hosts" "$ST/rroot/etc/hosts"
+	printf '[Resolve]\nDNS=127.0.0.2\n' >/run/systemd/resolved.conf.d/40-upstream.conf
+	start_upstream; uplink; start_resolved
+	"$PIGSTY_DNS_SERVE_BIN" serve --listen 127.0.0.1:5354 --records "$cfg" --follow --state-dir "$ST/pig" \
+		>>"$ST/logs/daemon-pigsty.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 50); do [ -f "$ST/pig/status.json" ] && ss -lun | grep -q ' 127.0.0.1:5354 ' && break; sleep 0.1; done
+	out=$(env -u PIGSTY_DNS_LISTEN PATH=$ST/bin:$PATH timeout 60 "$PIGSTY_DNS_BIN" route install --root "$ST/rroot" \
+		--link-variant runtime --yes --check-name pg-meta.pigsty.test --state-dir "$ST/pig" 2>&1); rc=$?
+	echo "$out" >"$ST/logs/install-pigsty.log"
+	check "pigsty: route install (verified with pg-meta.pigsty.test)" 0 "$rc"
+	check "pigsty: getent ahostsv4 pg-meta.pigsty.test" 10.10.10.10 "$(getent ahostsv4 pg-meta.pigsty.test | awk '{print $1; exit}')"
+	check "pigsty: getent ahostsv4 pg-meta-1.pigsty.test" 10.10.10.10 "$(getent ahostsv4 pg-meta-1.pigsty.test | awk '{print $1; exit}')"
+	out=$(PGCONNECT_TIMEOUT=3 timeout 10 psql -h pg-meta.pigsty.test -U dbuser_meta -d meta -w -c 'select 1' 2>&1)
+	echo "$out" >"$ST/logs/psql.log"
+	check "pigsty: psql -h pg-meta.pigsty.test connects to 10.10.10.10 (its error names it)" 1 \
+		"$(grep -c 'connection to server at "pg-meta.pigsty.test" (10.10.10.10), port 5432 failed' <<<"$out")"
+	out=$(timeout 10 curl -v --max-time 3 http://pg-meta.pigsty.test:8008/ 2>&1)
+	check "pigsty: curl resolves pg-meta.pigsty.test to 10.10.10.10" 1 "$(grep -c 'Trying 10.10.10.10:8008' <<<"$out")"
+	check "pigsty: Python's socket.getaddrinfo" 10.10.10.10 \
+		"$(python3 -c 'import socket; print(socket.getaddrinfo("pg-meta.pigsty.test", 5432, socket.AF_INET)[0][4][0])' 2>&1)"
+	# An edit that adds a cluster: live without a restart.
+	python3 - "$cfg" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+s = s.replace("    infra:\n", "    pg-test:\n      hosts: { 10.10.10.11: { pg_seq: 1, pg_role: primary } }\n      vars: { pg_cluster: pg-test }\n    infra:\n", 1)
+open(p, "w").write(s)
+PY
+	got=
+	for i in $(seq 100); do
+		got=$(getent ahostsv4 pg-test.pigsty.test | awk '{print $1; exit}'); [ "$got" = 10.10.10.11 ] && break; sleep 0.1
+	done
+	check "pigsty: a cluster added to the config is live without a restart" 10.10.10.11 "$got"
+	measure "pigsty: the added cluster answered after about $((i / 10)).$((i % 10)) s"
+	check "pigsty: ... by the same server process" 1 "$(kill -0 "$pid" 2>/dev/null && echo 1)"
+	# A broken edit (a CIDR target, which Pigsty would write verbatim): the last good stays.
+	sed -i 's/    pg_version: 18 /    pg_dns_target: 10.10.10.50\/24\n    pg_version: 18 /' "$cfg"
+	grep -q 'pg_dns_target: 10.10.10.50/24' "$cfg" || die "the broken edit did not apply"
+	sleep 3
+	check "pigsty: a broken edit keeps the last good (pg-test still answers)" 10.10.10.11 \
+		"$(getent ahostsv4 pg-test.pigsty.test | awk '{print $1; exit}')"
+	check "pigsty: ... and pg-meta" 10.10.10.10 "$(getent ahostsv4 pg-meta.pigsty.test | awk '{print $1; exit}')"
+	check "pigsty: the server logged the refusal naming the value" 1 \
+		"$(grep -q 'is a CIDR' "$ST/logs/daemon-pigsty.log" && echo 1)"
+	route uninstall --yes >"$ST/logs/uninstall-pigsty.log" 2>&1
+	check "pigsty: route uninstall" 0 "$?"
+	stopkill "$pid"
+	stop_resolved; stop_upstream; ip link del pu0
+	rm -f /run/systemd/resolved.conf.d/40-upstream.conf "$ST/rroot/etc/hosts"
+	umount /etc/hosts
+}
+
 inner() {
 	setup_ns
 	make_wrappers
 	echo "# $(LD_LIBRARY_PATH=$LIBDIR "$ROOT/lib/systemd/systemd-resolved" --version | head -1)"
 	[ $# -gt 0 ] || set -- networkd runtime
 	local t0=$SECONDS s
-	for s in "$@"; do
-		case $s in networkd|runtime) variant "$s";; *) die "unknown variant $s";; esac
-	done
-	hosts_mode   # issue 23
+	if [ "$*" = pigsty ]; then
+		pigsty_journey
+	else
+		for s in "$@"; do
+			case $s in networkd|runtime) variant "$s";; *) die "unknown variant $s";; esac
+		done
+		hosts_mode   # issue 23
+	fi
 	echo "# logs: $ST/logs; namespace part took $((SECONDS - t0)) s"
 	echo "$PASS passed, $FAIL failed"
 	[ "$FAIL" = 0 ]; exit

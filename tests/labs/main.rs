@@ -52,6 +52,11 @@ pub fn lab_turn(name: &str, needs: &str) -> Option<MutexGuard<'static, ()>> {
 /// Runs `tests/lab/SCRIPT` (bounded at 600 s, with the binary, the sample records and a fresh `LAB`
 /// dir) and returns its stdout after checking it passed every check it printed.
 pub fn run_script(script: &str) -> String {
+    run_script_with(script, &[])
+}
+
+/// [`run_script`] with arguments for the script.
+pub fn run_script_with(script: &str, args: &[&str]) -> String {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let lab = manifest.join("tests/lab").join(script);
     let work = tempfile::tempdir().expect("tempdir");
@@ -59,6 +64,7 @@ pub fn run_script(script: &str) -> String {
     let out = Command::new("timeout")
         .args(["-k", "5", "600"])
         .arg(&lab)
+        .args(args)
         .env("PIGSTY_DNS_BIN", BIN)
         .env("PIGSTY_DNS_RECORDS", manifest.join("zones/pigsty.test.yml"))
         .env("LAB", work.path())

@@ -5,7 +5,7 @@
 //! mid-install, hand edits, reinstall). Runs only with PIGSTY_DNS_E2E=1; then every missing prerequisite
 //! (root, the server command, the lab's tools) is a failure, never a skip.
 
-use crate::{lab_turn, run_script};
+use crate::{lab_turn, run_script, run_script_with};
 
 #[test]
 fn route_lab_resolved_link_end_to_end() {
@@ -57,6 +57,32 @@ fn route_lab_resolved_link_end_to_end() {
         "runtime: row 7: route uninstall again completes",
     ] {
         let line = format!("PASS: {line}");
+        assert!(stdout.contains(&line), "missing {line:?} in:\n{stdout}");
+    }
+}
+
+/// Issue 31's journey: a stock Pigsty config served with --follow, routed, and resolved by getent, a
+/// real psql, curl and Python; a cluster added live; a broken edit keeping the last good.
+#[test]
+fn route_lab_pigsty_journey() {
+    let Some(_turn) = lab_turn(
+        "route_lab_pigsty_journey",
+        "root, Debian 12 apt sources, psql, curl",
+    ) else {
+        return;
+    };
+    let stdout = run_script_with("route-lab.sh", &["pigsty"]);
+    for w in [
+        "route install (verified with pg-meta.pigsty.test)",
+        "getent ahostsv4 pg-meta.pigsty.test",
+        "psql -h pg-meta.pigsty.test connects to 10.10.10.10 (its error names it)",
+        "curl resolves pg-meta.pigsty.test to 10.10.10.10",
+        "Python's socket.getaddrinfo",
+        "a cluster added to the config is live without a restart",
+        "a broken edit keeps the last good (pg-test still answers)",
+        "the server logged the refusal naming the value",
+    ] {
+        let line = format!("PASS: pigsty: {w}");
         assert!(stdout.contains(&line), "missing {line:?} in:\n{stdout}");
     }
 }

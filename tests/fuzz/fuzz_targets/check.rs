@@ -60,7 +60,8 @@ fn run(data: &[u8]) {
     let zone = zones::zone();
     std::fs::write(&*FILE, data).expect("the input file is written");
     let (result, peak) = measure(|| {
-        check::run(&FILE, &zone).map(|report| (report.render(false), report.render(true)))
+        check::run(&FILE, &zone, inventory::Reading::Auto)
+            .map(|report| (report.render(false), report.render(true)))
     });
     let bound = MEMORY_PER_BYTE * data.len()
         + LOOKAHEAD_PER_BYTE * data.len().min(yaml::MAX_LOOKAHEAD)

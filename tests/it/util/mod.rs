@@ -98,9 +98,17 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// `check` on a YAML text; returns the run.
 pub fn check_text(text: &str) -> Run {
+    check_text_with(text, &[])
+}
+
+/// `check FLAGS FILE` on a YAML text, in a directory of its own.
+pub fn check_text_with(text: &str, flags: &[&str]) -> Run {
     let dir = tempfile::tempdir().expect("tempdir");
     let p = write(dir.path(), "host-names.yml", text);
-    run(&["check", p.to_str().expect("utf-8 path")])
+    let mut args = vec!["check"];
+    args.extend_from_slice(flags);
+    args.push(p.to_str().expect("utf-8 path"));
+    run(&args)
 }
 
 /// `check --json` on a YAML text that must be valid; returns served name → address pairs.

@@ -1,0 +1,539 @@
+//! The literal host-access view of a Pigsty config (issue 31), through `check` on real files: the
+//! stock configs of pgsty/pigsty v4.5.0 (in ../shared/reference/pigsty-conf, copied into
+//! tests/data/pigsty-conf) and small configs for each rule and each refusal.
+
+use crate::util::*;
+
+fn stock(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/tests/data/pigsty-conf/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("stock config")
+}
+
+fn json(text: &str, flags: &[&str]) -> serde_json::Value {
+    let mut f = vec!["--json"];
+    f.extend_from_slice(flags);
+    let r = check_text_with(text, &f);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    serde_json::from_str(&r.stdout).expect("json")
+}
+
+/// (name, address, category) of a list of the check's JSON.
+fn triples(v: &serde_json::Value, list: &str) -> Vec<(String, String, String)> {
+    v[list]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+            (s("name"), s("address"), s("category"))
+        })
+        .collect()
+}
+
+fn t(n: &str, a: &str, c: &str) -> (String, String, String) {
+    (n.into(), a.into(), c.into())
+}
+
+#[test]
+fn stock_meta_serves_the_cluster_and_the_instance_and_lists_the_rest() {
+    let v = json(&stock("meta.yml"), &[]);
+    assert_eq!(v["view"], "literal host-access");
+    assert_eq!(
+        triples(&v, "served"),
+        [
+            t("pg-meta-1.pigsty.test", "10.10.10.10", "vm-identity"),
+            t("pg-meta.pigsty.test", "10.10.10.10", "service-access"),
+        ]
+    );
+    let not = triples(&v, "not_served");
+    for want in [
+        t("i.pigsty", "10.10.10.10", "infra-dns"),
+        t("adm.pigsty", "10.10.10.10", "infra-dns"),
+        t("sss.pigsty", "10.10.10.10", "guest-hosts"),
+        t("m.pigsty", "10.10.10.10", "infra-dns"),
+    ] {
+        assert!(not.contains(&want), "{want:?} not in {not:?}");
+    }
+    // Every source of a record names its category; the portal's adm.pigsty keeps both.
+    let adm = v["not_served"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "adm.pigsty")
+        .unwrap();
+    assert_eq!(
+        adm["sources"],
+        serde_json::json!([
+            "infra-dns: dns_records[1] (Pigsty v4.5.0 default)",
+            "portal-access: all.vars.infra_portal.pgadmin.domain"
+        ])
+    );
+    // With --zone pigsty the outside names are served.
+    let v = json(&stock("meta.yml"), &["--zone", "pigsty"]);
+    let served = triples(&v, "served");
+    assert!(
+        served.contains(&t("i.pigsty", "10.10.10.10", "infra-dns")),
+        "{served:?}"
+    );
+    // The text names the view and each name's category with its source.
+    let r = check_text(&stock("meta.yml"));
+    assert!(
+        r.stdout.contains("view: literal host-access\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("pg-meta.pigsty.test    10.10.10.10      service-access: all.children.pg-meta.hosts[10.10.10.10].pg_role (PG cluster, pg_dns_target auto: primary)"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn identity_only_keeps_todays_reading() {
+    let v = json(&stock("meta.yml"), &["--identity-only"]);
+    assert_eq!(v["view"], "identity (projection)");
+    assert_eq!(
+        triples(&v, "served"),
+        [t("pg-meta-1.pigsty.test", "10.10.10.10", "vm-identity")]
+    );
+    assert_eq!(v["not_served"], serde_json::json!([]));
+}
+
+#[test]
+fn a_projection_is_read_as_before() {
+    let v = json(
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars:\n    admin_ip: 10.10.10.10\n    vm_hosts: [{address: 10.10.10.11, names: [pg-meta]}]\n",
+        &[],
+    );
+    assert_eq!(v["view"], "identity (projection)");
+    assert_eq!(
+        triples(&v, "served"),
+        [
+            t("meta.pigsty.test", "10.10.10.10", "vm-identity"),
+            t("pg-meta.pigsty.test", "10.10.10.11", "explicit"),
+        ]
+    );
+    // Untagged sources, as before (so a projection's generations do not change).
+    assert_eq!(
+        v["served"][1]["sources"],
+        serde_json::json!(["all.vars.vm_hosts[0].names[0]"])
+    );
+}
+
+#[test]
+fn stock_trio_clash_names_both_sources_and_the_fixes() {
+    let r = refused(
+        &stock("ha/trio.yml"),
+        &[
+            "name \"pg-meta\" maps to both 10.10.10.2",
+            "all.children.pg-meta.vars.pg_vip_address",
+            "10.10.10.9 (service-access: all.children.minio.vars.vip_address (node VIP))",
+        ],
+    );
+    assert!(
+        r.stderr
+            .contains("next: give the node VIP its own name: set vip_dns_suffix"),
+        "{}",
+        r.stderr
+    );
+    // With the node VIP's name apart, Barn's address rule refuses the PG VIP at .2.
+    let fixed = stock("ha/trio.yml").replace(
+        "vip_address: 10.10.10.9",
+        "vip_address: 10.10.10.9\n        vip_dns_suffix: '-vip'",
+    );
+    let r = refused(
+        &fixed,
+        &[
+            "10.10.10.2 for \"pg-meta\" is in .2-.8",
+            "all.children.pg-meta.vars.pg_vip_address",
+        ],
+    );
+    assert!(
+        r.stderr
+            .contains("next: move the PG VIP into 10.10.10.9-254"),
+        "{}",
+        r.stderr
+    );
+    // And with the VIP moved, every name is served, the node VIP under its own name.
+    let ok = fixed.replace(
+        "pg_vip_address: 10.10.10.2/24",
+        "pg_vip_address: 10.10.10.20/24",
+    );
+    let v = json(&ok, &[]);
+    let served = triples(&v, "served");
+    for want in [
+        t("pg-meta.pigsty.test", "10.10.10.20", "service-access"),
+        // node_cluster falls back to pg_cluster (roles/node_id), so the node VIP is pg-meta-vip.
+        t("pg-meta-vip.pigsty.test", "10.10.10.9", "service-access"),
+        t("minio-2.pigsty.test", "10.10.10.11", "service-access"),
+        t("pg-meta-3.pigsty.test", "10.10.10.12", "vm-identity"),
+    ] {
+        assert!(served.contains(&want), "{want:?} not in {served:?}");
+    }
+    assert!(triples(&v, "not_served").contains(&t(
+        "minio-1.pigsty",
+        "10.10.10.10",
+        "service-access"
+    )));
+}
+
+#[test]
+fn stock_ha_templates_put_the_pg_vip_where_barn_reserves() {
+    for f in ["ha/full.yml", "ha/dual.yml"] {
+        let r = refused(
+            &stock(f),
+            &["10.10.10.2 for \"pg-meta\" is in .2-.8", "pg_vip_address"],
+        );
+        assert!(
+            r.stderr.contains("or set pg_dns_target: primary"),
+            "{}",
+            r.stderr
+        );
+        // pg_dns_target: primary is the way out the error names.
+        let text = stock(f).replace(
+            "    pg_version: 18",
+            "    pg_version: 18\n    pg_dns_target: primary",
+        );
+        let v = json(&text, &[]);
+        assert!(
+            triples(&v, "served")
+                .iter()
+                .any(|(n, _, c)| n == "pg-meta.pigsty.test" && c == "service-access"),
+            "{v}"
+        );
+    }
+}
+
+const ONE: &str = "all:\n  children:\n    infra: {hosts: {10.10.10.10: {infra_seq: 1}}}\n    pg-x:\n      hosts:\n        10.10.10.10: {pg_seq: 1, pg_role: primary}\n        10.10.10.11: {pg_seq: 2, pg_role: replica}\n      vars: {pg_cluster: pg-x VARS}\n  vars: {admin_ip: 10.10.10.10}\n";
+
+fn one(vars: &str) -> String {
+    ONE.replace(" VARS", &format!(", {vars}"))
+        .replace(", }", "}")
+}
+
+#[test]
+fn pg_dns_target_rules() {
+    let served_at = |vars: &str, name: &str| -> Option<String> {
+        let v = json(&one(vars), &[]);
+        triples(&v, "served")
+            .into_iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, a, _)| a)
+    };
+    assert_eq!(
+        served_at("", "pg-x.pigsty.test").as_deref(),
+        Some("10.10.10.10")
+    );
+    assert_eq!(
+        served_at("pg_dns_suffix: '-rw'", "pg-x-rw.pigsty.test").as_deref(),
+        Some("10.10.10.10")
+    );
+    assert_eq!(served_at("pg_dns_target: none", "pg-x.pigsty.test"), None);
+    assert_eq!(served_at("pg_dns_target: vip", "pg-x.pigsty.test"), None);
+    assert_eq!(
+        served_at(
+            "pg_dns_target: vip, pg_vip_enabled: true, pg_vip_address: 10.10.10.30/24",
+            "pg-x.pigsty.test"
+        )
+        .as_deref(),
+        Some("10.10.10.30")
+    );
+    assert_eq!(
+        served_at("pg_dns_target: 10.10.10.50", "pg-x.pigsty.test").as_deref(),
+        Some("10.10.10.50")
+    );
+    // The instances keep their own names.
+    assert_eq!(
+        served_at("pg_dns_target: none", "pg-x-2.pigsty.test").as_deref(),
+        Some("10.10.10.11")
+    );
+}
+
+#[test]
+fn targets_pigsty_would_write_wrong_are_refused() {
+    refused(
+        &one("pg_dns_target: 10.10.10.50/24"),
+        &[
+            "pg_dns_target \"10.10.10.50/24\" is a CIDR",
+            "all.children.pg-x.vars.pg_dns_target",
+        ],
+    );
+    let r = refused(
+        &one("").replace("pg_role: primary", "pg_role: replica"),
+        &["PG cluster \"pg-x\" has 0 primaries", "\"unknown\""],
+    );
+    assert!(
+        r.stderr
+            .contains("next: mark exactly one instance pg_role: primary"),
+        "{}",
+        r.stderr
+    );
+    refused(
+        &one("").replace("pg_role: replica", "pg_role: primary"),
+        &["has 2 primaries"],
+    );
+    refused(
+        &one("pg_dns_target: somewhere"),
+        &["pg_dns_target \"somewhere\""],
+    );
+}
+
+#[test]
+fn what_the_literal_mode_cannot_know_is_refused() {
+    refused(
+        &one("pg_dns_suffix: '{{ x }}'"),
+        &["all.children.pg-x.vars.pg_dns_suffix", "template"],
+    );
+    refused(
+        &format!(
+            "{}    infra_portal: {{home: {{domain: i.pigsty}}, x: {{domain: x.pigsty, conf: x.conf}}}}\n",
+            one("").replace(
+                "  vars: {admin_ip: 10.10.10.10}\n",
+                "  vars:\n    admin_ip: 10.10.10.10\n"
+            )
+        ),
+        &["infra_portal.x.conf", "custom portal template"],
+    );
+    // Two infra entries that would publish from different admin_ip.
+    refused(
+        &one("").replace("infra: {hosts: {10.10.10.10: {infra_seq: 1}}}", "infra: {hosts: {10.10.10.10: {infra_seq: 1}, 10.10.10.11: {infra_seq: 2, admin_ip: 10.10.10.11}}}"),
+        &["infra entries 10.10.10.10 and 10.10.10.11 have different admin_ip"],
+    );
+    // A value that depends on the order of sibling groups.
+    refused(
+        &one("").replace("  vars: {admin_ip", "    b: {hosts: {10.10.10.11: {}}, vars: {pg_dns_suffix: '-b'}}\n    a: {hosts: {10.10.10.11: {}}, vars: {pg_dns_suffix: '-a'}}\n  vars: {admin_ip"),
+        &["conflicting values for pg_dns_suffix"],
+    );
+    // group_vars/ beside the file.
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "pigsty.yml", &one(""));
+    std::fs::create_dir(dir.path().join("group_vars")).unwrap();
+    let r = run(&["check", p.to_str().unwrap()]);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    assert!(r.stderr.contains("group_vars is beside it"), "{}", r.stderr);
+    assert_eq!(
+        run(&["check", "--identity-only", p.to_str().unwrap()]).code,
+        0
+    );
+}
+
+#[test]
+fn pigsty_naming_a_guest_otherwise_is_a_note() {
+    let text = one("").replace(
+        "10.10.10.10: {pg_seq: 1, pg_role: primary}",
+        "10.10.10.10: {pg_seq: 1, pg_role: primary, nodename: meta}",
+    );
+    let v = json(&text, &[]);
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("Pigsty names this node \\\"pg-x-1\\\" (node_id_from_pg)"),
+        "{notes}"
+    );
+    let off = text.replace(
+        "admin_ip: 10.10.10.10}",
+        "admin_ip: 10.10.10.10, node_id_from_pg: false}",
+    );
+    assert_eq!(json(&off, &[])["notes"], serde_json::json!([]));
+}
+
+#[test]
+fn dns_disabled_still_publishes_the_names_with_a_note() {
+    let text = one("").replace(
+        "admin_ip: 10.10.10.10}",
+        "admin_ip: 10.10.10.10, dns_enabled: false}",
+    );
+    let v = json(&text, &[]);
+    assert!(
+        v["notes"].to_string().contains("dns_enabled is false"),
+        "{v}"
+    );
+    assert!(
+        triples(&v, "served")
+            .iter()
+            .any(|(n, _, _)| n == "pg-x.pigsty.test")
+    );
+}
+
+#[test]
+fn guest_hosts_lines_follow_node_write_etc_hosts() {
+    let text = one("").replace(
+        "admin_ip: 10.10.10.10}",
+        "admin_ip: 10.10.10.10, node_etc_hosts: ['10.10.10.40 db-extra']}",
+    );
+    let v = json(&text, &[]);
+    assert!(triples(&v, "served").contains(&t(
+        "db-extra.pigsty.test",
+        "10.10.10.40",
+        "guest-hosts"
+    )));
+    let off = text.replace(
+        "admin_ip: 10.10.10.10,",
+        "admin_ip: 10.10.10.10, node_write_etc_hosts: false,",
+    );
+    let v = json(&off, &[]);
+    assert!(
+        !triples(&v, "served")
+            .iter()
+            .any(|(n, _, _)| n == "db-extra.pigsty.test")
+    );
+    refused(
+        &text.replace("10.10.10.40 db-extra", "10.10.10.40/24 db-extra"),
+        &["all.vars.node_etc_hosts[0]", "is a CIDR"],
+    );
+}
+
+#[test]
+fn load_keeps_the_category_and_its_diff_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let file = write(dir.path(), "pigsty.yml", &stock("meta.yml"));
+    let r = load(&state, &file, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with("view: literal host-access\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("+ pg-meta.pigsty.test 10.10.10.10 (service-access)\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(
+            "not served: sss.pigsty 10.10.10.10 (outside zone pigsty.test) (guest-hosts)\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    // A second cluster added to the config: the diff names the new names' category.
+    let grown = stock("meta.yml").replace(
+        "    infra:\n",
+        "    pg-test:\n      hosts: { 10.10.10.11: { pg_seq: 1, pg_role: primary } }\n      vars: { pg_cluster: pg-test }\n    infra:\n",
+    );
+    write(dir.path(), "pigsty.yml", &grown);
+    let r = load(&state, &file, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("+ pg-test.pigsty.test 10.10.10.11 (service-access)\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("+ pg-test-1.pigsty.test 10.10.10.11 (vm-identity)\n"),
+        "{}",
+        r.stdout
+    );
+    // The generation keeps each source with its category: export shows them.
+    let r = run(&[
+        "export",
+        "--format",
+        "json",
+        "--state-dir",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("service-access: all.children.pg-test.hosts[10.10.10.11].pg_role (PG cluster, pg_dns_target auto: primary)"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// Both found by the Ansible differential (tests/it/pigsty_ansible.rs).
+#[test]
+fn what_ansible_reads_otherwise_is_refused() {
+    // A plain `no` is false to Ansible (YAML 1.1), the string "no" to this reader.
+    refused(
+        &one("pg_dns_suffix: no"),
+        &["all.children.pg-x.vars.pg_dns_suffix", "\"no\"", "YAML 1.1"],
+    );
+    refused(
+        &one("").replace("pg_seq: 2,", "pg_seq: 010,"),
+        &["pg_seq", "\"010\""],
+    );
+    // A group name at two places is one group to Ansible, its vars applying at both.
+    refused(
+        &one("").replace(
+            "  vars: {admin_ip",
+            "    g: {hosts: {10.10.10.10: {}}}\n    infra2: {children: {g: {vars: {node_etc_hosts: []}}}}\n  vars: {admin_ip",
+        ),
+        &["all.children.infra2.children.g", "repeats the group \"g\" of all.children.g"],
+    );
+}
+
+/// Every node renders the hosts lines it inherits, so a file could make the view grow with hosts times
+/// lines: a list shared by many nodes is read once per admin_ip, and past twice the served-name limit
+/// the derivation stops.
+#[test]
+fn hosts_lines_shared_by_many_nodes_stay_bounded() {
+    let names: Vec<String> = (0..2_100).map(|i| format!("h{i}")).collect();
+    let line = format!("'${{admin_ip}} {}'", names.join(" "));
+    let mut text =
+        String::from("all:\n  children:\n    infra: {hosts: {10.10.10.10: {}}}\n  hosts:\n");
+    for h in 10..110 {
+        text.push_str(&format!("    10.10.10.{h}: {{admin_ip: 10.10.10.{h}}}\n"));
+    }
+    text.push_str(&format!("  vars:\n    node_etc_hosts: [{line}]\n"));
+    refused(&text, &["derives more than 200000 names"]);
+    // One admin_ip for all: the list is rendered once, 2,100 names served.
+    let shared = text.replace(": {admin_ip: 10.10.10.", ": {vm_alias: [], x: 10.10.10.")
+        + "    admin_ip: 10.10.10.10\n";
+    let r = check_text(&shared);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("served (2200):"), "{}", r.stdout);
+    assert!(r.stdout.contains("h2099.pigsty.test"), "{}", r.stdout);
+}
+
+#[test]
+fn entry_picks_the_infra_node_the_host_uses() {
+    // Without the nodes' hosts lines, whose i.pigsty at the other admin_ip would clash.
+    let text = one("")
+        .replace("admin_ip: 10.10.10.10}", "admin_ip: 10.10.10.10, node_write_etc_hosts: false}")
+        .replace(
+        "infra: {hosts: {10.10.10.10: {infra_seq: 1}}}",
+        "infra: {hosts: {10.10.10.10: {infra_seq: 1}, 10.10.10.11: {infra_seq: 2, admin_ip: 10.10.10.11}}}",
+    );
+    let r = refused(
+        &text,
+        &["infra entries 10.10.10.10 and 10.10.10.11 have different admin_ip"],
+    );
+    assert!(
+        r.stderr.contains(
+            "next: pick the entry the host uses with --entry 10.10.10.10 (or 10.10.10.11)"
+        ),
+        "{}",
+        r.stderr
+    );
+    let v = json(&text, &["--entry", "10.10.10.11"]);
+    let not = triples(&v, "not_served");
+    assert!(
+        not.contains(&t("m.pigsty", "10.10.10.11", "infra-dns")),
+        "{not:?}"
+    );
+    let r = check_text_with(&text, &["--entry", "10.10.10.99"]);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    assert!(r.stderr.contains("--entry 10.10.10.99 is not an infra node (the infra group has 10.10.10.10, 10.10.10.11)"), "{}", r.stderr);
+    assert_eq!(
+        check_text_with(&text, &["--entry", "10.10.10.11", "--identity-only"]).code,
+        2
+    );
+}
+
+#[test]
+fn a_second_infra_entry_is_read_as_strictly_as_the_first() {
+    refused(
+        &one("").replace(
+            "infra: {hosts: {10.10.10.10: {infra_seq: 1}}}",
+            "infra: {hosts: {10.10.10.10: {infra_seq: 1}, 10.10.10.11: {infra_seq: 2, dns_records: ['{{ x }} a']}}}",
+        ),
+        &["all.children.infra.hosts[10.10.10.11].dns_records", "template"],
+    );
+}
