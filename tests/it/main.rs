@@ -25,6 +25,7 @@ mod serve_udp_burst;
 mod service_lifecycle;
 mod service_units;
 mod status_golden;
+mod status_hostile;
 mod store;
 mod store_forged;
 mod transfer;
