@@ -173,3 +173,28 @@ fn root_reads_another_users_status_file_only_as_its_dirs_owner_wrote_it() {
     assert!(r.stdout.contains("has mode 620"), "{}", r.stdout);
     assert_eq!(std::fs::metadata(&f).unwrap().uid(), 65534);
 }
+
+/// Inventory group keys reach the source column of `check` and `load` escaped (issue 33 item 2).
+#[test]
+fn group_keys_with_escapes_reach_the_source_column_inert() {
+    let t = tempfile::tempdir().unwrap();
+    let f = write(
+        t.path(),
+        "g.yml",
+        "all:\n  children:\n    \"\\e]0;OWNED\\a\\e[31mgrp\\x9b\":\n      hosts:\n        10.10.10.10: {nodename: meta, vm_alias: [m]}\n        10.10.10.11: {vm_skip: true}\n",
+    );
+    let r = run(&["check", f.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_inert("check", &r.stdout);
+    assert!(
+        r.stdout
+            .contains("all.children.\\u{1b}]0;OWNED\\u{7}\\u{1b}[31mgrp\\u{9b}.hosts"),
+        "{}",
+        r.stdout
+    );
+    let state = t.path().join("state");
+    let r = load(&state, &f, &[]);
+    assert_inert("load stdout", &r.stdout);
+    assert_inert("load stderr", &r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
