@@ -6,6 +6,7 @@
 mod util;
 
 mod check_rules;
+mod debian_scripts;
 mod default_port;
 mod differential;
 mod import_circles;
@@ -17,6 +18,7 @@ mod route_lifecycle;
 mod route_macos;
 mod serve_cli;
 mod serve_dig;
+mod serve_flood;
 mod serve_resolver;
 mod serve_rules;
 mod serve_tcp_clients;
