@@ -114,3 +114,51 @@ fn prerm_does_not_wait_forever_on_the_binary() {
     assert_ne!(out.status.code(), Some(124), "prerm hung: {stderr}");
     assert!(took.as_secs() < 120, "prerm took {took:?}: {stderr}");
 }
+
+/// The crash hook of the route lifecycle tests (`PIGSTY_DNS_TEST_CRASH_AFTER`) is compiled only into
+/// test builds (feature `test-support`): the release binary the package ships (`$PIGSTY_DNS_DEB`'s, else
+/// `target/release/pigsty-dns` as deploy/debian/build-deb.sh builds it) does not know the variable.
+#[test]
+fn the_release_binary_has_no_crash_hook() {
+    if !root_or_skip() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let bin = match std::env::var_os("PIGSTY_DNS_DEB") {
+        Some(deb) => {
+            let out = Command::new("sh")
+                .args([
+                    "-c",
+                    r#"dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2" ./usr/bin/pigsty-dns"#,
+                ])
+                .arg("sh")
+                .arg(&deb)
+                .arg(t.path())
+                .output()
+                .expect("dpkg-deb");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            t.path().join("usr/bin/pigsty-dns")
+        }
+        None => Path::new(crate::util::BIN)
+            .parent()
+            .and_then(Path::parent)
+            .unwrap()
+            .join("release/pigsty-dns"),
+    };
+    let bytes = std::fs::read(&bin).unwrap_or_else(|e| {
+        panic!(
+            "PIGSTY_DNS_E2E=1: {} ({e}): build it first (deploy/debian/build-deb.sh, or cargo build --release)",
+            bin.display()
+        )
+    });
+    let needle = b"PIGSTY_DNS_TEST_CRASH_AFTER";
+    assert!(
+        !bytes.windows(needle.len()).any(|w| w == needle),
+        "{} still reads PIGSTY_DNS_TEST_CRASH_AFTER",
+        bin.display()
+    );
+}
