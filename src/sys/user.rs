@@ -56,6 +56,53 @@ pub fn user_exists(name: &str) -> bool {
     unsafe { !libc::getpwnam(c.as_ptr()).is_null() }
 }
 
+/// Why `name` is a login account (a uid in /etc/login.defs' `UID_MIN`-`UID_MAX`, 1000-60000 by
+/// default, or a shell listed in /etc/shells), or `None` for a system account or no account.
+pub fn login_account(name: &str) -> Option<String> {
+    let c = std::ffi::CString::new(name).ok()?;
+    // SAFETY: c is NUL-terminated; the fields are copied out before any other passwd call.
+    let (uid, shell) = unsafe {
+        let pw = libc::getpwnam(c.as_ptr());
+        if pw.is_null() {
+            return None;
+        }
+        let shell = if (*pw).pw_shell.is_null() {
+            String::new()
+        } else {
+            std::ffi::CStr::from_ptr((*pw).pw_shell)
+                .to_string_lossy()
+                .into_owned()
+        };
+        ((*pw).pw_uid, shell)
+    };
+    let defs = std::fs::read_to_string("/etc/login.defs").unwrap_or_default();
+    let def = |key: &str, default: u32| {
+        defs.lines()
+            .rev()
+            .find_map(|l| {
+                let mut w = l.split_whitespace();
+                (w.next() == Some(key)).then(|| w.next()?.parse().ok())?
+            })
+            .unwrap_or(default)
+    };
+    if (def("UID_MIN", 1000)..=def("UID_MAX", 60000)).contains(&uid) {
+        return Some(format!("uid {uid} is in the range of people's accounts"));
+    }
+    // passwd(5): an empty shell is /bin/sh.
+    let shell = if shell.is_empty() {
+        "/bin/sh".into()
+    } else {
+        shell
+    };
+    let shells = std::fs::read_to_string("/etc/shells").unwrap_or_default();
+    shells.lines().any(|l| l.trim() == shell).then(|| {
+        format!(
+            "its shell {} is a login shell (/etc/shells)",
+            crate::text::shown(&shell)
+        )
+    })
+}
+
 /// Whether a process with this pid exists (ours or not).
 pub fn pid_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {

@@ -12,6 +12,7 @@ mod differential;
 mod import_circles;
 mod packaging;
 mod rfc_probes;
+mod root_touch;
 mod route_adapters;
 mod route_golden;
 mod route_lifecycle;
