@@ -168,3 +168,44 @@ fn service_install_refuses_a_login_account_as_service_user() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("User=svc"), "{}", r.stdout);
 }
+
+/// The journal decides what root deletes: it is opened once without following a symlink, never
+/// waited on (a FIFO), and read only from a directory others cannot write.
+#[test]
+fn the_journal_is_read_only_from_a_trusted_file_in_a_trusted_directory() {
+    use pigsty_dns::route::journal;
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("journal");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let file = dir.join(journal::FILE);
+    std::fs::write(&file, "{}").unwrap();
+    // A plain file in a plain dir: read (and found not to be a journal).
+    let e = journal::read(&dir).unwrap_err();
+    assert!(!e.contains("directory"), "{e}");
+    // A directory others can write: anyone could have put the file there.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let e = journal::read(&dir).unwrap_err();
+    assert!(e.contains("directory") && e.contains("0777"), "{e}");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A symlink to a file of ours elsewhere: not followed.
+    let elsewhere = t.path().join("elsewhere.json");
+    std::fs::rename(&file, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
+    let e = journal::read(&dir).unwrap_err();
+    assert!(e.contains("symlink"), "{e}");
+    std::fs::remove_file(&file).unwrap();
+    // A FIFO: refused at once, never waited on.
+    let c = std::ffi::CString::new(file.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) on a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let d = dir.clone();
+    std::thread::spawn(move || tx.send(journal::read(&d)).unwrap());
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("journal::read hung on a FIFO");
+    let e = r.unwrap_err();
+    assert!(e.contains("not a regular file"), "{e}");
+}
