@@ -209,3 +209,82 @@ fn the_journal_is_read_only_from_a_trusted_file_in_a_trusted_directory() {
     let e = r.unwrap_err();
     assert!(e.contains("not a regular file"), "{e}");
 }
+
+/// `--link NAME` names the link uninstall and the boot unit's ExecStop delete: an interface that
+/// exists and that no journal of ours records (`lo`, a VPN's, a bridge) is refused before any plan.
+#[test]
+fn route_install_refuses_a_link_it_did_not_create() {
+    use pigsty_dns::route::adapter::{AdapterName, Variant};
+    use pigsty_dns::route::detect::{Driver, Facts};
+    use pigsty_dns::route::journal;
+    use pigsty_dns::route::plan::Request;
+    use pigsty_dns::route::{self, Ctx};
+    use pigsty_dns::sys::runner::{Output, ScriptedRunner};
+    use pigsty_dns::sys::{Os, systemd::SystemdVersion};
+    use std::time::Duration;
+
+    let root = crate::route_adapters::host_root();
+    let facts = Facts {
+        os: Os::Linux,
+        is_root: true,
+        systemd: SystemdVersion::parse("systemd 252 (252.38-1~deb12u1)"),
+        resolved_running: true,
+        networkd_running: false,
+        systemd_booted: true,
+        nm_dns_mode: None,
+        resolv_conf: None,
+        dummy: Driver::Present,
+        ifb: Driver::Present,
+        ip_path: "/usr/sbin/ip".into(),
+        resolvectl_path: "/usr/bin/resolvectl".into(),
+        notes: vec![],
+    };
+    let plan = |link: &str| {
+        let mut runner = ScriptedRunner::new();
+        runner.fallback = Some(Output::ok_with(""));
+        let up = |_: std::net::SocketAddr, _: &pigsty_dns::name::Zone| Ok(7);
+        let lookup = |_: std::net::SocketAddr, _: &str| Ok(None);
+        let mut ctx = Ctx {
+            root: root.path().to_path_buf(),
+            journal_dir: root
+                .path()
+                .join(journal::default_dir(Os::Linux).trim_start_matches('/')),
+            runner: &mut runner,
+            facts: facts.clone(),
+            preflight: &up,
+            lookup_a: &lookup,
+            confirm: None,
+            settle: Duration::ZERO,
+            status_wait: Duration::ZERO,
+            check_name: None,
+            status_file: None,
+            state_dir: None,
+            out: vec![],
+        };
+        let req = Request {
+            zone: pigsty_dns::name::Zone::parse("pigsty.test").unwrap(),
+            server: "127.0.0.1:5354".parse().unwrap(),
+            adapter: Some(AdapterName::ResolvedLink),
+            variant: Some(Variant::Runtime),
+            link: link.into(),
+            link_address: "198.18.53.53/32".into(),
+            link_kind: None,
+        };
+        route::install(&mut ctx, &req, true, false).map(|r| r.render(false))
+    };
+    let net = root.path().join("sys/class/net");
+    std::fs::create_dir_all(net.join("lo")).unwrap();
+    let e = plan("lo").unwrap_err();
+    assert!(
+        e.message.contains("--link lo") && e.message.contains("exists"),
+        "{}",
+        e.message
+    );
+    assert!(!e.next.is_empty());
+    // A link that does not exist yet is planned.
+    let text = plan("pigsty-dns0").unwrap();
+    assert!(text.contains("link del pigsty-dns0"), "{text}");
+    // Even our default name, when no journal records it: someone else made it.
+    std::fs::create_dir_all(net.join("pigsty-dns0")).unwrap();
+    assert!(plan("pigsty-dns0").is_err());
+}
