@@ -151,7 +151,10 @@ fn check_dir(path: &Path) -> Result<(), StoreError> {
                 path.display(),
                 m.mode() & 0o7777
             ),
-            next: format!("chmod 700 {}", path.display()),
+            next: format!(
+                "chmod 700 {}",
+                crate::text::shell_quote(&path.display().to_string())
+            ),
         });
     }
     Ok(())

@@ -152,7 +152,12 @@ pub fn daemon_down(f: &DaemonFacts, server: SocketAddr, why: &str) -> Finding {
     let dir = f
         .state_dir
         .as_deref()
-        .map(|d| format!(" --state-dir {}", d.display()))
+        .map(|d| {
+            format!(
+                " --state-dir {}",
+                crate::text::shell_quote(&d.display().to_string())
+            )
+        })
         .unwrap_or_default();
     let serve = format!("pigsty-dns serve --listen {server}{dir}");
     let base = format!(

@@ -288,3 +288,35 @@ fn route_install_refuses_a_link_it_did_not_create() {
     std::fs::create_dir_all(net.join("pigsty-dns0")).unwrap();
     assert!(plan("pigsty-dns0").is_err());
 }
+
+/// Suggested commands quote the paths they carry: a state dir or root with a space stays one word
+/// when the `next:` line is pasted into a shell.
+#[test]
+fn suggested_commands_quote_root_and_state_dir() {
+    use pigsty_dns::route::journal::Journal;
+    use pigsty_dns::route::lifecycle::{DaemonFacts, daemon_down};
+    use pigsty_dns::route::status::reinstall_command;
+    use std::path::{Path, PathBuf};
+    let j: Journal = serde_json::from_str(
+        r#"{"format": 1, "state": "installed", "adapter": "resolved-link", "zone": "pigsty.test",
+            "server": "127.0.0.1:5354", "variant": "runtime", "link": "pigsty-dns0",
+            "link_address": "198.18.53.53/32", "link_kind": "dummy", "root": "/tmp/a b",
+            "files": [], "created_dirs": [], "pre_undo": [], "undo": [], "written_at": "t"}"#,
+    )
+    .unwrap();
+    let c = reinstall_command(&j, Some(Path::new("/srv/my state")));
+    assert!(
+        c.contains(" --root '/tmp/a b'") && c.contains(" --state-dir '/srv/my state'"),
+        "{c}"
+    );
+    let f = DaemonFacts {
+        server: None,
+        state_dir: Some(PathBuf::from("/srv/my state")),
+        status: None,
+        pid_alive: false,
+        unit: None,
+        user_unit: None,
+    };
+    let d = daemon_down(&f, "127.0.0.1:5354".parse().unwrap(), "no answer");
+    assert!(d.next.contains("--state-dir '/srv/my state'"), "{}", d.next);
+}
