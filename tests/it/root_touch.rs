@@ -98,8 +98,12 @@ fn a_state_dir_systemd_cannot_take_is_refused() {
 
 /// `systemd-analyze verify` on a system unit's text: any line about the file fails.
 pub fn analyze_verify(unit: &str) {
+    analyze_verify_named(unit, "pigsty-dns.service")
+}
+
+pub fn analyze_verify_named(unit: &str, name: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("pigsty-dns.service");
+    let path = dir.path().join(name);
     std::fs::write(&path, unit).unwrap();
     let out = std::process::Command::new("systemd-analyze")
         .arg("verify")
@@ -239,7 +243,7 @@ fn route_install_refuses_a_link_it_did_not_create() {
         resolvectl_path: "/usr/bin/resolvectl".into(),
         notes: vec![],
     };
-    let plan = |link: &str| {
+    let plan_with = |link: &str, server: &str, facts: &Facts| {
         let mut runner = ScriptedRunner::new();
         runner.fallback = Some(Output::ok_with(""));
         let up = |_: std::net::SocketAddr, _: &pigsty_dns::name::Zone| Ok(7);
@@ -263,7 +267,7 @@ fn route_install_refuses_a_link_it_did_not_create() {
         };
         let req = Request {
             zone: pigsty_dns::name::Zone::parse("pigsty.test").unwrap(),
-            server: "127.0.0.1:5354".parse().unwrap(),
+            server: server.parse().unwrap(),
             adapter: Some(AdapterName::ResolvedLink),
             variant: Some(Variant::Runtime),
             link: link.into(),
@@ -272,6 +276,7 @@ fn route_install_refuses_a_link_it_did_not_create() {
         };
         route::install(&mut ctx, &req, true, false).map(|r| r.render(false))
     };
+    let plan = |link: &str| plan_with(link, "127.0.0.1:5354", &facts);
     let net = root.path().join("sys/class/net");
     std::fs::create_dir_all(net.join("lo")).unwrap();
     let e = plan("lo").unwrap_err();
@@ -284,6 +289,30 @@ fn route_install_refuses_a_link_it_did_not_create() {
     // A link that does not exist yet is planned.
     let text = plan("pigsty-dns0").unwrap();
     assert!(text.contains("link del pigsty-dns0"), "{text}");
+    // A scope id never reaches the boot unit, whoever builds the plan.
+    let e = plan_with("pigsty-dns0", "[::1%1]:5354", &facts).unwrap_err();
+    assert!(e.message.contains("scope id"), "{}", e.message);
+    // The boot unit the runtime variant renders passes systemd-analyze verify (IPv6 server too);
+    // resolvectl is not installed on every test machine, so an executable stands in for its path.
+    if e2e() {
+        let mut f = facts.clone();
+        f.resolvectl_path = "/bin/true".into();
+        for server in ["127.0.0.1:5354", "[::1]:5354"] {
+            let text = plan_with("pigsty-dns0", server, &f).unwrap();
+            let unit: String = text
+                .lines()
+                .skip_while(|l| !(l.starts_with("file ") && l.contains("pigsty-dns-route.service")))
+                .skip(1)
+                .map_while(|l| {
+                    l.strip_prefix("  |")
+                        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+                })
+                .map(|l| format!("{l}\n"))
+                .collect();
+            assert!(unit.contains("[Service]"), "{text}");
+            analyze_verify_named(&unit, "pigsty-dns-route.service");
+        }
+    }
     // Even our default name, when no journal records it: someone else made it.
     std::fs::create_dir_all(net.join("pigsty-dns0")).unwrap();
     assert!(plan("pigsty-dns0").is_err());
