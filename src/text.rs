@@ -99,6 +99,25 @@ pub fn shown_message(value: &str) -> String {
     shown_bytes(value.as_bytes(), MESSAGE_BYTES).into_owned()
 }
 
+/// [`shown_bytes`]'s rule for JSON printed to a terminal: serde_json escapes C0 controls but writes DEL,
+/// C1 controls and the bidi and separator controls raw. Those can stand only inside strings, where
+/// `\uXXXX` is the same character to a JSON reader and inert to a terminal.
+pub fn json_inert(json: String) -> String {
+    if !json.bytes().any(|b| matches!(b, 0x7f | 0xc2 | 0xe2)) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        // C0 inside strings is escaped by serde_json already; outside them it is the layout.
+        if u32::from(c) >= 0x20 && acted_on(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Characters a terminal acts on instead of showing.
 fn acted_on(c: char) -> bool {
     matches!(u32::from(c), 0..=0x1f | 0x7f..=0x9f | 0x200e | 0x200f | 0x2028..=0x202e | 0x2066..=0x2069)
@@ -160,6 +179,25 @@ mod tests {
         assert_eq!(
             shown_message(&"y".repeat(2000)).len(),
             1024 + "…(2000 bytes)".len()
+        );
+    }
+
+    #[test]
+    fn json_inert_escapes_inside_strings_and_reads_back_the_same() {
+        let v = serde_json::json!({"s": "a\u{1b}b\u{9b}c\u{7f}d\u{202e}é"});
+        let raw = serde_json::to_string_pretty(&v).unwrap();
+        assert!(raw.contains('\u{9b}'));
+        let inert = json_inert(raw);
+        assert!(
+            !inert.contains('\u{9b}') && !inert.contains('\u{7f}') && !inert.contains('\u{202e}')
+        );
+        assert!(
+            inert.contains("\\u009b") && inert.contains('é') && inert.contains('\n'),
+            "{inert}"
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&inert).unwrap(),
+            v
         );
     }
 

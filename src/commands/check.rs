@@ -23,7 +23,12 @@ pub fn run(path: &Path, zone: &Zone) -> Result<Report, AppError> {
         String::new(),
         input,
     );
-    let mut out = format!("{}: valid for zone {}\n", path.display(), g.zone);
+    let shown_path = path.display().to_string();
+    let mut out = format!(
+        "{}: valid for zone {}\n",
+        crate::text::shown_message(&shown_path),
+        g.zone
+    );
     report::served(&g.records, &g.not_served, &g.skipped_hosts, &mut out);
     report::reverse(&g.records, &g.ptr, &mut out);
     let _ = writeln!(out, "record digest {}", g.record_digest);
@@ -68,6 +73,8 @@ mod tests {
                 "not_served": g.not_served,
                 "skipped_hosts": g.skipped_hosts,
             }));
+            // Rendered for a terminal: DEL and C1 in the sample's sources as `\u007f` (text::json_inert).
+            let want = crate::text::json_inert(want);
             assert_eq!(Report::lazy_object("", g, check_json).render(true), want);
         }
     }

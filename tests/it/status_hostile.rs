@@ -48,24 +48,6 @@ fn status_of(state: &Path, json: bool) -> Run {
     bounded(&args)
 }
 
-/// No ESC, BEL, C1 control or bidi override in what reaches the terminal.
-pub fn assert_inert(what: &str, out: &str) {
-    let bad: Vec<char> = out
-        .chars()
-        .filter(|c| {
-            let u = u32::from(*c);
-            (u < 0x20 && *c != '\n' && *c != '\t')
-                || (0x7f..=0x9f).contains(&u)
-                || (0x202a..=0x202e).contains(&u)
-                || (0x2066..=0x2069).contains(&u)
-        })
-        .collect();
-    assert!(
-        bad.is_empty(),
-        "{what}: raw control characters {bad:?} in:\n{out}"
-    );
-}
-
 fn private_state(t: &Path) -> std::path::PathBuf {
     let state = t.join("state");
     std::fs::create_dir(&state).unwrap();
@@ -197,4 +179,41 @@ fn group_keys_with_escapes_reach_the_source_column_inert() {
     assert_inert("load stdout", &r.stdout);
     assert_inert("load stderr", &r.stderr);
     assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// The escape walk over the commands outside `route`: an input file whose name, group keys and
+/// aliases' sources carry terminal escapes, loaded, then `check`, `load`, `history`, `export` (every
+/// format) and `status` (with an escape-laden status file) in text and JSON: nothing reaches the
+/// terminal raw. (The route commands' walk comes with the escaping of their own output.)
+#[test]
+fn escape_walk_over_check_load_history_export_and_status() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join(format!("in{ESCAPES}"));
+    std::fs::create_dir(&dir).unwrap();
+    let yaml = "all:\n  children:\n    \"g\\e]0;OWNED\\a\\e[2J\\x9b31m\\u202e\":\n      hosts:\n        10.10.10.10: {nodename: meta, vm_alias: [m]}\n        10.10.10.11: {vm_skip: true}\n  vars: {vm_hosts: [{address: 10.10.10.12, names: [a, i.pigsty]}]}\n";
+    let f = write(&dir, &format!("h{ESCAPES}.yml"), yaml);
+    let fs = f.to_str().unwrap();
+    let state = private_state(t.path());
+    let sd = state.to_str().unwrap();
+    for json in [false, true] {
+        let j: &[&str] = if json { &["--json"] } else { &[] };
+        let r = run(&[&["check", fs][..], j].concat());
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_run_inert("check", &r);
+        let r = run(&[&["load", fs, "--state-dir", sd][..], j].concat());
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_run_inert("load", &r);
+        let r = run(&[&["history", "--state-dir", sd][..], j].concat());
+        assert_run_inert("history", &r);
+    }
+    for format in ["zone", "hosts", "json"] {
+        let r = run(&["export", "--state-dir", sd, "--format", format]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_run_inert(&format!("export --format {format}"), &r);
+    }
+    let s = write(&state, "status.json", &hostile_status(std::process::id()));
+    std::fs::set_permissions(&s, std::fs::Permissions::from_mode(0o600)).unwrap();
+    for json in [false, true] {
+        assert_run_inert("status", &status_of(&state, json));
+    }
 }
