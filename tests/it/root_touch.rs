@@ -132,10 +132,18 @@ fn service_install_refuses_a_login_account_as_service_user() {
     }
     let t = tempfile::tempdir().unwrap();
     let passwd = t.path().join("passwd");
+    let home = t.path().join("home-ops");
+    std::fs::create_dir(&home).unwrap();
+    // ops: a system uid, but a login shell and a home someone lives in; pigsty-dns as
+    // `useradd --system --no-create-home` makes it (/bin/sh, a home that does not exist).
     std::fs::write(
         &passwd,
-        "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000:Alice:/home/alice:/bin/bash\n\
-         svc:x:998:998::/nonexistent:/usr/sbin/nologin\nops:x:997:997::/home/ops:/bin/bash\n",
+        format!(
+            "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000:Alice:/home/alice:/bin/bash\n\
+             svc:x:998:998::/nonexistent:/usr/sbin/nologin\nops:x:997:997::{}:/bin/bash\n\
+             pigsty-dns:x:996:996::/home/pigsty-dns-none:/bin/sh\n",
+            home.display()
+        ),
     )
     .unwrap();
     let install = |user: &str| {
@@ -168,9 +176,11 @@ fn service_install_refuses_a_login_account_as_service_user() {
             "{e}"
         );
     }
-    let r = install("svc");
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("User=svc"), "{}", r.stdout);
+    for user in ["svc", "pigsty-dns"] {
+        let r = install(user);
+        assert_eq!(r.code, 0, "{user}: {}", r.stderr);
+        assert!(r.stdout.contains(&format!("User={user}")), "{}", r.stdout);
+    }
 }
 
 /// The journal decides what root deletes: it is opened once without following a symlink, never
