@@ -217,3 +217,24 @@ fn escape_walk_over_check_load_history_export_and_status() {
         assert_run_inert("status", &status_of(&state, json));
     }
 }
+
+/// Errors name the offending value escaped, in text and in JSON: a missing input whose name carries
+/// escapes, and an inventory whose bad value does.
+#[test]
+fn error_lines_name_hostile_values_inert() {
+    let t = tempfile::tempdir().unwrap();
+    let missing = t.path().join(format!("gone{ESCAPES}.yml"));
+    let bad = write(
+        t.path(),
+        "bad.yml",
+        "all:\n  hosts:\n    10.10.10.10: {nodename: \"x\\e]0;OWNED\\a\\x9by\"}\n",
+    );
+    for f in [missing.to_str().unwrap(), bad.to_str().unwrap()] {
+        for json in [false, true] {
+            let j: &[&str] = if json { &["--json"] } else { &[] };
+            let r = run(&[&["check", f][..], j].concat());
+            assert_ne!(r.code, 0, "{}", r.stdout);
+            assert_run_inert("check (refused)", &r);
+        }
+    }
+}
