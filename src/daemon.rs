@@ -518,6 +518,8 @@ async fn refresh_loop(
             last_file = seen;
         }
         last_pass = tokio::time::Instant::now();
+        // Counted by tests/it/serve_flood.rs: the bound on passes is what keeps a flood cheap.
+        tracing::debug!(by_event, follow_due, "reload pass");
         status.write(ServerState::Running);
     }
 }
