@@ -423,19 +423,19 @@ impl StatusWriter {
 /// The wake-up sources besides SIGHUP and the timer: directory events and the followed file. The
 /// watchers are held here, since dropping one stops it.
 struct Wake {
-    dir_rx: mpsc::UnboundedReceiver<()>,
-    follow_rx: mpsc::UnboundedReceiver<()>,
+    dir_rx: mpsc::Receiver<()>,
+    follow_rx: mpsc::Receiver<()>,
     _dir_watcher: Option<notify::RecommendedWatcher>,
     _file_watcher: Option<notify::RecommendedWatcher>,
     // The senders live as long as the receivers, so a source without a watcher never wakes (a
     // closed channel would be ready at once, and the loop would spin).
-    _dir_tx: mpsc::UnboundedSender<()>,
-    _follow_tx: mpsc::UnboundedSender<()>,
+    _dir_tx: mpsc::Sender<()>,
+    _follow_tx: mpsc::Sender<()>,
 }
 
 impl Wake {
     fn watch(dir: &StateDir, follow: Option<&PathBuf>) -> Wake {
-        let (wake_tx, dir_rx) = mpsc::unbounded_channel::<()>();
+        let (wake_tx, dir_rx) = reload::wake_channel();
         let _dir_watcher = match reload::watch_dir(&dir.generations_dir(), None, wake_tx.clone()) {
             Ok(w) => Some(w),
             Err(e) => {
@@ -447,7 +447,7 @@ impl Wake {
                 None
             }
         };
-        let (follow_tx, follow_rx) = mpsc::unbounded_channel::<()>();
+        let (follow_tx, follow_rx) = reload::wake_channel();
         let _file_watcher = follow.and_then(|f| {
             let parent = f.parent()?.to_path_buf();
             reload::watch_dir(&parent, Some(f.clone()), follow_tx.clone())
@@ -482,21 +482,34 @@ async fn refresh_loop(
     // Counters reach the status file at most this often, and only when they moved.
     let mut flush = tokio::time::interval(COUNTER_FLUSH);
     let mut last_file = None;
+    let mut last_pass = tokio::time::Instant::now();
     loop {
         let mut follow_due = false;
+        let mut by_event = false;
         tokio::select! {
             _ = stop_rx.changed() => break,
             _ = flush.tick() => { status.write(ServerState::Running); continue; }
-            _ = wake.dir_rx.recv() => {}
+            _ = wake.dir_rx.recv() => by_event = true,
             _ = hup.recv() => { tracing::info!("SIGHUP: rescanning"); follow_due = true; }
-            _ = wake.follow_rx.recv() => follow_due = true,
+            _ = wake.follow_rx.recv() => { follow_due = true; by_event = true; }
             _ = tick.tick() => follow_due = true,
         }
-        // Coalesce what is already queued into one pass, without waiting for more: a store is one
+        // File events start a pass no sooner than PASS_GAP after the last one ended: a flood of
+        // events costs a bounded number of passes, whatever its rate.
+        if by_event {
+            tokio::select! {
+                _ = stop_rx.changed() => break,
+                _ = tokio::time::sleep_until(last_pass + reload::PASS_GAP) => {}
+            }
+        }
+        // Coalesce what is pending (one wake per source at most) into this pass: a store is one
         // event that counts (the link of a complete, fsynced file; its temporary name is ignored),
         // so the first event already names a file that can be served. Events of a burst that
-        // arrive during the pass wake one more pass, which finds nothing newer or the next serial.
-        while wake.dir_rx.try_recv().is_ok() || wake.follow_rx.try_recv().is_ok() {}
+        // arrive during the pass leave one wake, which finds nothing newer or the next serial.
+        if wake.follow_rx.try_recv().is_ok() {
+            follow_due = true;
+        }
+        let _ = wake.dir_rx.try_recv();
         let (live2, dir2, opts2) = (live.clone(), dir.clone(), opts.clone());
         let prev = last_file;
         let joined = tokio::task::spawn_blocking(move || {
@@ -512,6 +525,9 @@ async fn refresh_loop(
         if let Ok(seen) = joined {
             last_file = seen;
         }
+        last_pass = tokio::time::Instant::now();
+        // Counted by tests/it/serve_flood.rs: the bound on passes is what keeps a flood cheap.
+        tracing::debug!(by_event, follow_due, "reload pass");
         status.write(ServerState::Running);
     }
 }

@@ -202,7 +202,12 @@ impl Report {
     }
 
     pub fn render(&self, json: bool) -> String {
-        let rendered = if json { self.rendered() } else { None };
+        // The JSON reaches terminals too: nothing in it a terminal would act on.
+        let rendered = if json {
+            self.rendered().map(crate::text::json_inert)
+        } else {
+            None
+        };
         rendered.unwrap_or_else(|| self.text.clone())
     }
 }

@@ -218,16 +218,23 @@ fn stamp(path: &Path) -> Option<(u64, i64)> {
     })
 }
 
-/// Wakes `tx` on every change in `dir` that is not a temporary file. The returned watcher must be kept.
+/// A wake-up channel holds at most one pending wake: a pass rescans everything, so a second queued wake
+/// would add nothing, and a flood of events (10^6 renames) costs no memory in between.
+pub fn wake_channel() -> (mpsc::Sender<()>, mpsc::Receiver<()>) {
+    mpsc::channel(1)
+}
+
+/// Wakes `tx` ([`wake_channel`]) on every change in `dir` that is not a temporary file; a wake already
+/// pending absorbs the event. The returned watcher must be kept.
 pub fn watch_dir(
     dir: &Path,
     only: Option<PathBuf>,
-    tx: mpsc::UnboundedSender<()>,
+    tx: mpsc::Sender<()>,
 ) -> notify::Result<notify::RecommendedWatcher> {
     let mut w = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         let Ok(event) = res else {
             // A lost event is covered by the periodic rescan.
-            let _ = tx.send(());
+            let _ = tx.try_send(());
             return;
         };
         // Reading is no change — and our own rescan opens the directory, so counting that as one
@@ -246,12 +253,19 @@ pub fn watch_dir(
             }
         });
         if relevant || event.paths.is_empty() {
-            let _ = tx.send(());
+            // Full means a wake is pending already.
+            let _ = tx.try_send(());
         }
     })?;
     w.watch(dir, RecursiveMode::NonRecursive)?;
     Ok(w)
 }
+
+/// The least time between the end of one pass and the start of the next one woken by file events:
+/// under a flood of events the server makes at most about 1/PASS_GAP passes a second instead of one
+/// per burst, and a single store still goes live at once (the first event after a quiet spell is
+/// served without waiting).
+pub const PASS_GAP: Duration = Duration::from_millis(50);
 
 /// How often the generations directory is rescanned even without events (the bound is 5 s).
 pub const RESCAN: Duration = Duration::from_secs(2);

@@ -145,12 +145,87 @@ pub fn write(state_dir: &Path, s: &Status) -> Result<(), FsError> {
     )
 }
 
-/// The status file, if there is one of this format.
+/// A status file is a few KiB (16 NXDOMAIN names, bounded messages); anything far larger is not one.
+pub const MAX_BYTES: u64 = 1024 * 1024;
+
+/// The status file, if there is one of this format that passes [`read_checked`]'s checks.
 pub fn read(state_dir: &Path) -> Option<Status> {
-    let bytes = std::fs::read(state_dir.join(FILE)).ok()?;
-    serde_json::from_slice::<Status>(&bytes)
-        .ok()
-        .filter(|s| s.format == FORMAT)
+    read_checked(state_dir).ok().flatten()
+}
+
+/// The status file of `state_dir`: `Ok(None)` when there is none, `Err` (after the path: "is a
+/// symlink") when it is refused. Root reads it from state dirs other users own, so it is read as
+/// generation files are ([`crate::sys::fs::read_guarded`]): a regular file of the directory's owner
+/// (who runs the server), one link, not writable by others, at most [`MAX_BYTES`], in a directory
+/// others cannot write; and every string in it is made inert for a terminal
+/// ([`crate::text::shown_message`]), whoever prints it later.
+pub fn read_checked(state_dir: &Path) -> Result<Option<Status>, String> {
+    use std::os::unix::fs::MetadataExt;
+    let path = state_dir.join(FILE);
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        _ => {}
+    }
+    let dir = std::fs::metadata(state_dir).map_err(|e| format!("cannot be read ({e})"))?;
+    if dir.mode() & 0o022 != 0 {
+        return Err(format!(
+            "is in a directory of mode {:o} (others can write to it)",
+            dir.mode() & 0o7777
+        ));
+    }
+    let bytes = crate::sys::fs::read_guarded(
+        &path,
+        &crate::sys::fs::Guard {
+            owner: dir.uid(),
+            max_bytes: MAX_BYTES,
+            forbidden_mode: 0o022,
+            mode_hint: "the server writes it 0600",
+        },
+    )?;
+    let s = serde_json::from_slice::<Status>(&bytes).map_err(|e| {
+        format!(
+            "is not a status file ({})",
+            crate::text::shown(&e.to_string())
+        )
+    })?;
+    if s.format != FORMAT {
+        return Err(format!("has format {}, not {FORMAT}", s.format));
+    }
+    Ok(Some(inert(s)))
+}
+
+/// Every string of a status file escaped for a terminal. Identity for what a server writes (its
+/// paths, times and messages hold no control characters), so `zone` and the rest still compare.
+fn inert(mut s: Status) -> Status {
+    use crate::text::shown_message as t;
+    let opt = |o: &mut Option<String>| {
+        if let Some(v) = o.as_mut() {
+            *v = t(v);
+        }
+    };
+    for v in [&mut s.started, &mut s.updated, &mut s.zone] {
+        *v = t(v);
+    }
+    for o in [
+        &mut s.reverse_zone,
+        &mut s.record_digest,
+        &mut s.generation,
+        &mut s.loaded_at,
+        &mut s.loaded_from,
+        &mut s.follow,
+        &mut s.last_error,
+    ] {
+        opt(o);
+    }
+    for n in &mut s.secondaries {
+        opt(&mut n.last_error);
+    }
+    if let Some(names) = s.nxdomain_names.as_mut() {
+        for n in names {
+            *n = t(n);
+        }
+    }
+    s
 }
 
 /// The status file of a server that is still alive.

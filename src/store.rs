@@ -151,7 +151,10 @@ fn check_dir(path: &Path) -> Result<(), StoreError> {
                 path.display(),
                 m.mode() & 0o7777
             ),
-            next: format!("chmod 700 {}", path.display()),
+            next: format!(
+                "chmod 700 {}",
+                crate::text::shell_quote(&path.display().to_string())
+            ),
         });
     }
     Ok(())
@@ -583,49 +586,15 @@ fn diff_base(path: &Path) -> Result<DiffBase, String> {
 /// large, and its contents check out; and the self-digest the file carries. Callers go through
 /// [`check_named_as`], which also holds the file to its name.
 fn read_checked<T>(path: &Path, owner: u32, decode: Decode<T>) -> Result<(T, String), String> {
-    let f = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| {
-            if e.raw_os_error() == Some(libc::ELOOP) {
-                "is a symlink".to_string()
-            } else {
-                format!("cannot be read ({e})")
-            }
-        })?;
-    let m = f.metadata().map_err(|e| format!("cannot be read ({e})"))?;
-    if !m.is_file() {
-        return Err("is not a regular file".into());
-    }
-    if m.uid() != owner {
-        return Err(format!(
-            "is owned by uid {}, not by this user (uid {owner})",
-            m.uid(),
-        ));
-    }
-    if m.mode() & 0o077 != 0 {
-        return Err(format!(
-            "has mode {:o}; generation files are 0600",
-            m.mode() & 0o7777
-        ));
-    }
-    if m.nlink() != 1 {
-        return Err(format!(
-            "has {} hard links; a sealed generation has one",
-            m.nlink()
-        ));
-    }
-    if m.len() > MAX_GENERATION_BYTES {
-        return Err(format!(
-            "is {} bytes, above the {MAX_GENERATION_BYTES}-byte limit",
-            m.len()
-        ));
-    }
-    let mut bytes = Vec::with_capacity(m.len() as usize);
-    f.take(MAX_GENERATION_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot be read ({e})"))?;
+    let bytes = crate::sys::fs::read_guarded(
+        path,
+        &crate::sys::fs::Guard {
+            owner,
+            max_bytes: MAX_GENERATION_BYTES,
+            forbidden_mode: 0o077,
+            mode_hint: "generation files are 0600",
+        },
+    )?;
     decode(&bytes)
 }
 

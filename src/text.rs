@@ -46,6 +46,83 @@ fn cut_to(value: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(format!("{}…({} bytes)", &value[..end], value.len()))
 }
 
+/// The one way text from a file, the network or another user reaches a terminal: `value` cut at
+/// `max` bytes as [`cut`] cuts it, then every byte or character a terminal would act on shown escaped —
+/// C0 controls and DEL (`\n`, `\t`, `\r`, else `\u{1b}`), C1 controls (`\u{9b}`), the bidi and line
+/// separator controls (`\u{202e}`, `\u{2028}`) and bytes that are not UTF-8 (`\xff`). A backslash is
+/// kept as is, so escaping twice changes nothing and presentation-format names read as they are.
+pub fn shown_bytes(value: &[u8], max: usize) -> Cow<'_, str> {
+    let (head, cut) = if value.len() > max {
+        // Never inside a character (at most three continuation bytes back).
+        let mut end = max;
+        while end > max.saturating_sub(3) && end > 0 && value[end] & 0xc0 == 0x80 {
+            end -= 1;
+        }
+        (&value[..end], Some(value.len()))
+    } else {
+        (value, None)
+    };
+    if cut.is_none()
+        && let Ok(s) = std::str::from_utf8(head)
+        && !s.chars().any(acted_on)
+    {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(head.len() + 16);
+    for chunk in head.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                c if acted_on(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    if let Some(len) = cut {
+        out.push_str(&format!("…({len} bytes)"));
+    }
+    Cow::Owned(out)
+}
+
+/// [`shown_bytes`] of a value quoted in a message ([`VALUE_BYTES`]).
+pub fn shown(value: &str) -> Cow<'_, str> {
+    shown_bytes(value.as_bytes(), VALUE_BYTES)
+}
+
+/// [`shown_bytes`] of a whole message ([`MESSAGE_BYTES`]), owned: a status file's field.
+pub fn shown_message(value: &str) -> String {
+    shown_bytes(value.as_bytes(), MESSAGE_BYTES).into_owned()
+}
+
+/// [`shown_bytes`]'s rule for JSON printed to a terminal: serde_json escapes C0 controls but writes DEL,
+/// C1 controls and the bidi and separator controls raw. Those can stand only inside strings, where
+/// `\uXXXX` is the same character to a JSON reader and inert to a terminal.
+pub fn json_inert(json: String) -> String {
+    if !json.bytes().any(|b| matches!(b, 0x7f | 0xc2 | 0xe2)) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        // C0 inside strings is escaped by serde_json already; outside them it is the layout.
+        if u32::from(c) >= 0x20 && acted_on(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Characters a terminal acts on instead of showing.
+fn acted_on(c: char) -> bool {
+    matches!(u32::from(c), 0..=0x1f | 0x7f..=0x9f | 0x200e | 0x200f | 0x2028..=0x202e | 0x2066..=0x2069)
+}
+
 /// `s` quoted for a POSIX shell when it holds anything beyond the characters of a plain path.
 pub fn shell_quote(s: &str) -> String {
     let plain = !s.is_empty()
@@ -76,6 +153,51 @@ mod tests {
         assert_eq!(
             quote(&long),
             format!("\"{}\"…(60000000 bytes)", "x".repeat(80))
+        );
+    }
+
+    #[test]
+    fn shown_escapes_what_a_terminal_acts_on_and_cuts() {
+        assert_eq!(shown("pg-meta.pigsty.test"), "pg-meta.pigsty.test");
+        assert!(matches!(shown("a\\.b é"), Cow::Borrowed("a\\.b é")));
+        assert_eq!(
+            shown("\u{1b}]0;OWNED\u{7}\u{1b}[2J"),
+            "\\u{1b}]0;OWNED\\u{7}\\u{1b}[2J"
+        );
+        assert_eq!(shown("a\nb\tc\rd\u{7f}"), "a\\nb\\tc\\rd\\u{7f}");
+        assert_eq!(shown("\u{9b}31m\u{85}"), "\\u{9b}31m\\u{85}");
+        assert_eq!(shown("x\u{202e}y\u{2066}"), "x\\u{202e}y\\u{2066}");
+        assert_eq!(shown_bytes(b"a\xff\xc3b", 80), "a\\xff\\xc3b");
+        // Twice is once.
+        let once = shown("\u{1b}[31m\u{9b}").into_owned();
+        assert_eq!(shown(&once), once);
+        // Cut as `cut` cuts, the escapes after the cut.
+        let long = format!("{}\u{1b}", "x".repeat(100));
+        assert_eq!(shown(&long), format!("{}…(101 bytes)", "x".repeat(80)));
+        let wide = format!("x{}", "é".repeat(100));
+        assert_eq!(shown(&wide), format!("x{}…(201 bytes)", "é".repeat(39)));
+        assert_eq!(
+            shown_message(&"y".repeat(2000)).len(),
+            1024 + "…(2000 bytes)".len()
+        );
+    }
+
+    #[test]
+    fn json_inert_escapes_inside_strings_and_reads_back_the_same() {
+        let v = serde_json::json!({"s": "a\u{1b}b\u{9b}c\u{7f}d\u{202e}é"});
+        let raw = serde_json::to_string_pretty(&v).unwrap();
+        assert!(raw.contains('\u{9b}'));
+        let inert = json_inert(raw);
+        assert!(
+            !inert.contains('\u{9b}') && !inert.contains('\u{7f}') && !inert.contains('\u{202e}')
+        );
+        assert!(
+            inert.contains("\\u009b") && inert.contains('é') && inert.contains('\n'),
+            "{inert}"
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&inert).unwrap(),
+            v
         );
     }
 

@@ -24,10 +24,16 @@ pub fn run(path: &Path, zone: &Zone, reading: Reading) -> Result<Report, AppErro
         String::new(),
         input,
     );
-    let mut out = format!("{}: valid for zone {}\n", path.display(), g.zone);
+    let shown_path = path.display().to_string();
+    let mut out = format!(
+        "{}: valid for zone {}\n",
+        crate::text::shown_message(&shown_path),
+        g.zone
+    );
     let _ = writeln!(out, "view: {}", info.view.as_str());
     for n in &info.notes {
-        let _ = writeln!(out, "note: {n}");
+        // Notes quote inventory values (a nodename, a group): shown inert like every source.
+        let _ = writeln!(out, "note: {}", crate::text::shown_message(n));
     }
     report::served(&g.records, &g.not_served, &g.skipped_hosts, &mut out);
     report::reverse(&g.records, &g.ptr, &mut out);
@@ -91,6 +97,8 @@ mod tests {
                 "not_served": categorised(serde_json::to_value(&g.not_served).unwrap()),
                 "skipped_hosts": g.skipped_hosts,
             }));
+            // Rendered for a terminal: DEL and C1 in the sample's sources as `\u007f` (text::json_inert).
+            let want = crate::text::json_inert(want);
             assert_eq!(Report::lazy_object("", g, check_json).render(true), want);
         }
     }

@@ -173,7 +173,8 @@ pub fn run(
         (ExportFormat::Json, _) => {
             let mut text = serde_json::to_string_pretty(&g).unwrap_or_default();
             text.push('\n');
-            text
+            // The same JSON to a reader; inert if it reaches a terminal (the input's path, sources).
+            crate::text::json_inert(text)
         }
     };
     let Some(out) = output else {

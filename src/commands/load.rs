@@ -55,7 +55,7 @@ fn name_the_view(report: &mut Report, info: &ViewInfo) {
     }
     let mut head = format!("view: {}\n", info.view.as_str());
     for n in &info.notes {
-        head.push_str(&format!("note: {n}\n"));
+        head.push_str(&format!("note: {}\n", crate::text::shown_message(n)));
     }
     report.text.insert_str(0, &head);
     report.set_json_fields(vec![

@@ -42,7 +42,10 @@ pub fn served(
             if i > 0 {
                 out.push_str(", ");
             }
-            out.push_str(s);
+            out.push_str(&crate::text::shown_bytes(
+                s.as_bytes(),
+                crate::text::MESSAGE_BYTES,
+            ));
         }
         out.push('\n');
     }
@@ -55,7 +58,7 @@ pub fn served(
                 n.name,
                 n.address.to_string(),
                 n.reason,
-                n.sources.join(", ")
+                crate::text::shown_message(&n.sources.join(", "))
             );
         }
     }
@@ -63,7 +66,8 @@ pub fn served(
         let _ = writeln!(
             out,
             "not managed: host {} (vm_skip: true at {})",
-            s.address, s.source
+            s.address,
+            crate::text::shown_message(&s.source)
         );
     }
 }

@@ -31,7 +31,10 @@ impl Probes {
 
 /// `pigsty-dns status`: the status file, cross-checked with a live SOA probe over UDP and TCP.
 pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<Report, AppError> {
-    let file = status_file::read(state_dir);
+    // A refused status file reads as none, and the report says why.
+    let checked = status_file::read_checked(state_dir);
+    let refused = checked.as_ref().err().cloned();
+    let file = checked.ok().flatten();
     let alive = file.as_ref().is_some_and(Status::is_running);
     let addr = status_file::server_addr(server, Some(state_dir));
     let zone = file
@@ -62,11 +65,22 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
             "reverse_probe": probes.reverse.as_ref().map(|(u, t)| json!({"udp": probe_json(u), "tcp": probe_json(t)})),
             "status": file,
     });
+    let mut json = json;
+    // Only when refused: the report of a readable status file keeps its shape.
+    if let Some(why) = &refused {
+        json["status_file_refused"] = json!(why);
+    }
     let mut out = format!("pigsty-dns: {verdict}\n");
     out.push_str(&probes_text(addr, reverse.as_ref(), &probes));
     match &file {
         Some(s) => out.push_str(&file_text(s, live_file_gone)),
-        None => out.push_str(&format!("no status file in {}\n", state_dir.display())),
+        None => match &refused {
+            Some(why) => out.push_str(&format!(
+                "status file {} not read: it {why}\n",
+                crate::text::shown(&state_dir.join(status_file::FILE).display().to_string())
+            )),
+            None => out.push_str(&format!("no status file in {}\n", state_dir.display())),
+        },
     }
     let report = Report::new(out, json);
     if alive && probes.answering() {

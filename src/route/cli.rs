@@ -39,7 +39,7 @@ pub enum RouteCommand {
     Install {
         /// The daemon's address (the one `serve --listen` uses; never 5353 on macOS); recorded in the
         /// journal.
-        #[arg(long, env = ENV_LISTEN, default_value = LISTEN_STR)]
+        #[arg(long, env = ENV_LISTEN, default_value = LISTEN_STR, value_parser = server_addr)]
         server: SocketAddr,
         #[arg(long, env = ENV_ZONE, default_value = ZONE)]
         zone: String,
@@ -95,5 +95,20 @@ impl RouteCommand {
             | RouteCommand::Status { place, checks } => (place, Some(checks)),
             RouteCommand::Uninstall { place, .. } => (place, None),
         }
+    }
+}
+
+/// `--server`: a socket address without an IPv6 scope id. The boot unit of the runtime variant would
+/// carry `%1`, which systemd reads as a specifier and refuses: the route would work now and be gone
+/// after the next reboot.
+fn server_addr(s: &str) -> Result<SocketAddr, String> {
+    let a: SocketAddr = s.parse().map_err(|e| format!("{e}"))?;
+    match a {
+        SocketAddr::V6(v6) if v6.scope_id() != 0 => Err(format!(
+            "a scope id (%{}) is not taken; give the loopback address without it, e.g. [::1]:{}",
+            v6.scope_id(),
+            v6.port()
+        )),
+        _ => Ok(a),
     }
 }

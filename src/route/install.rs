@@ -230,6 +230,22 @@ fn make_plan(
 ) -> Result<(Plan, Vec<JournalFile>), AppError> {
     let reverse = live.as_ref().ok().and_then(|l| l.reverse.clone());
     let mut plan = plan::build(&ctx.facts, req, reverse, &ctx.root, jpath, ctx.runner)?;
+    // --link names what uninstall, rollback and the boot unit's ExecStop delete: an interface that
+    // exists and that no journal of ours records (lo, a VPN's, a bridge) is someone else's.
+    if let Some(link) = plan.link.as_deref() {
+        let exists = files::under(&ctx.root, &format!("/sys/class/net/{link}")).exists();
+        let ours = matches!(journal::read(&ctx.journal_dir), Ok(Some(j)) if j.link.as_deref() == Some(link));
+        if exists && !ours {
+            return Err(AppError::new(
+                Class::Conflict,
+                format!(
+                    "--link {}: that interface exists and no route journal of pigsty-dns records creating it; uninstall would delete it",
+                    crate::text::shown(link)
+                ),
+                "give --link a name no interface has (the default is pigsty-dns0)",
+            ));
+        }
+    }
     if let Err(no) = live {
         plan.notes.push(no.note(req.zone.as_str()));
     }

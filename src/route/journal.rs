@@ -92,28 +92,69 @@ pub fn path(dir: &Path) -> PathBuf {
 }
 
 pub fn read(dir: &Path) -> Result<Option<Journal>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let p = path(dir);
-    match std::fs::read(&p) {
-        Ok(bytes) => {
-            // Uninstall deletes what the journal lists: one that anybody could have written is
-            // never read (issue 26, row 8).
-            if let Some(d) = meta_damage(&p) {
-                return Err(lifecycle::journal_message(&p, &d));
-            }
-            let j: Journal = serde_json::from_slice(&bytes)
-                .map_err(|e| lifecycle::journal_message(&p, &lifecycle::journal_parse_error(&e)))?;
-            if j.format != FORMAT {
-                return Err(format!(
-                    "{} has journal format {}, this pigsty-dns reads format {FORMAT}",
-                    p.display(),
-                    j.format
-                ));
-            }
-            Ok(Some(j))
+    // Opened once, never through a symlink, never waiting on a FIFO; every check below is on this
+    // open file, so what is checked is what is read (issue 33).
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&p)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(format!(
+                "{} is a symlink: not trusted (uninstall removes what it lists)",
+                p.display()
+            ));
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", p.display())),
+        Err(e) => return Err(format!("cannot read {}: {e}", p.display())),
+    };
+    let m = f
+        .metadata()
+        .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    if !m.is_file() {
+        return Err(format!(
+            "{} is not a regular file: not trusted",
+            p.display()
+        ));
     }
+    // Uninstall deletes what the journal lists: one that anybody could have written is never read
+    // (issue 26, row 8) — nor one in a directory anybody could have put it in.
+    if let Some(d) = lifecycle::journal_meta(m.uid(), m.mode(), crate::sys::user::euid()) {
+        return Err(lifecycle::journal_message(&p, &d));
+    }
+    let dm = std::fs::metadata(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    if let Some(d) = lifecycle::journal_meta(dm.uid(), dm.mode(), crate::sys::user::euid()) {
+        return Err(format!(
+            "the journal's directory: {}",
+            lifecycle::journal_message(dir, &d)
+        ));
+    }
+    // A journal is a few KiB; a larger file is not one.
+    const MAX_JOURNAL_BYTES: u64 = 1024 * 1024;
+    let mut bytes = Vec::new();
+    f.take(MAX_JOURNAL_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    if bytes.len() as u64 > MAX_JOURNAL_BYTES {
+        return Err(format!(
+            "{} is above {MAX_JOURNAL_BYTES} bytes: not a journal",
+            p.display()
+        ));
+    }
+    let j: Journal = serde_json::from_slice(&bytes)
+        .map_err(|e| lifecycle::journal_message(&p, &lifecycle::journal_parse_error(&e)))?;
+    if j.format != FORMAT {
+        return Err(format!(
+            "{} has journal format {}, this pigsty-dns reads format {FORMAT}",
+            p.display(),
+            j.format
+        ));
+    }
+    Ok(Some(j))
 }
 
 /// What is wrong with the journal file itself (owner, mode, content), if anything: for the status
@@ -121,6 +162,10 @@ pub fn read(dir: &Path) -> Result<Option<Journal>, String> {
 pub fn damage(p: &Path) -> Option<lifecycle::JournalDamage> {
     if let Some(d) = meta_damage(p) {
         return Some(d);
+    }
+    // Never a symlink's target nor a FIFO (which would block): read() already refused those.
+    if !std::fs::symlink_metadata(p).ok()?.is_file() {
+        return None;
     }
     let bytes = std::fs::read(p).ok()?;
     serde_json::from_slice::<Journal>(&bytes)

@@ -152,7 +152,12 @@ pub fn daemon_down(f: &DaemonFacts, server: SocketAddr, why: &str) -> Finding {
     let dir = f
         .state_dir
         .as_deref()
-        .map(|d| format!(" --state-dir {}", d.display()))
+        .map(|d| {
+            format!(
+                " --state-dir {}",
+                crate::text::shell_quote(&d.display().to_string())
+            )
+        })
         .unwrap_or_default();
     let serve = format!("pigsty-dns serve --listen {server}{dir}");
     let base = format!(
@@ -535,27 +540,33 @@ fn list(v: &[String]) -> String {
 
 /// Test hook, read from the environment: `PIGSTY_DNS_TEST_CRASH_AFTER=N` kills this process with
 /// SIGKILL right after the N-th change an install or uninstall makes (a file written or removed, a
-/// command run), as a power cut would. For the lab and the integration tests only; unset, it costs a
-/// lookup of an environment variable per change.
+/// command run), as a power cut would. For the lab and the integration tests only, compiled only into
+/// test builds; unset, it costs a lookup of an environment variable per change.
 pub const CRASH_ENV: &str = "PIGSTY_DNS_TEST_CRASH_AFTER";
 
-static CHANGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 pub fn crash_point(what: &str) {
-    let Some(n) = std::env::var(CRASH_ENV)
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-    else {
-        return;
-    };
-    let done = CHANGES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-    if done >= n {
-        eprintln!("{CRASH_ENV}={n}: SIGKILL after change {done} ({what})");
-        // SAFETY: kill(2) on our own pid has no memory-safety preconditions.
-        unsafe {
-            libc::kill(libc::getpid(), libc::SIGKILL);
+    // Only in test builds (`test-support`, which the integration tests' dev-dependency turns on): the
+    // release binary and the Debian package never read the variable.
+    #[cfg(any(test, feature = "test-support"))]
+    {
+        static CHANGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let Some(n) = std::env::var(CRASH_ENV)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+        else {
+            return;
+        };
+        let done = CHANGES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        if done >= n {
+            eprintln!("{CRASH_ENV}={n}: SIGKILL after change {done} ({what})");
+            // SAFETY: kill(2) on our own pid has no memory-safety preconditions.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
         }
     }
+    #[cfg(not(any(test, feature = "test-support")))]
+    let _ = what;
 }
 
 #[cfg(test)]

@@ -190,6 +190,20 @@ fn parse_cidr(s: &str) -> Result<(Ipv4Addr, u8), AppError> {
 }
 
 fn check_server(server: SocketAddr) -> Result<(), AppError> {
+    // A scope id would reach the boot unit as `%N`, a systemd specifier it refuses (also refused
+    // when --server is parsed; this holds for any caller of the plan).
+    if let SocketAddr::V6(v6) = server
+        && v6.scope_id() != 0
+    {
+        return Err(AppError::new(
+            Class::Usage,
+            format!("--server {server}: a scope id is not taken"),
+            format!(
+                "give the loopback address without it, e.g. --server [::1]:{}",
+                v6.port()
+            ),
+        ));
+    }
     let ip = server.ip();
     let stub = ["127.0.0.53", "127.0.0.54"]
         .iter()

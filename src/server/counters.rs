@@ -109,13 +109,17 @@ impl Counters {
     }
 }
 
-/// The first question's name of a DNS message, lowercase, without the trailing dot (`.` for the root);
-/// `None` when there is no question or its name is not plain labels within 255 bytes.
+/// The first question's name of a DNS message, lowercase, in presentation format (RFC 1035 §5.1: `\.`
+/// for a dot inside a label, `\\` for a backslash, `\DDD` for any byte outside printable ASCII),
+/// without the trailing dot (`.` for the root); `None` when there is no question or its name is not
+/// plain labels within 255 bytes on the wire. Any client chooses these bytes: as text they can
+/// neither pass for another name nor carry a control character into the status file.
 fn question_name(msg: &[u8]) -> Option<String> {
     if msg.get(4..6)? == [0, 0] {
         return None;
     }
     let mut at = 12;
+    let mut wire = 1;
     let mut name = String::new();
     loop {
         let len = usize::from(*msg.get(at)?);
@@ -123,14 +127,24 @@ fn question_name(msg: &[u8]) -> Option<String> {
             break;
         }
         // A pointer (0xC0) or a reserved label type: not in a question this server encodes.
-        if len > 63 || name.len() + len >= 255 {
+        wire += 1 + len;
+        if len > 63 || wire > 255 {
             return None;
         }
         let label = msg.get(at + 1..at + 1 + len)?;
         if !name.is_empty() {
             name.push('.');
         }
-        name.extend(label.iter().map(|b| char::from(b.to_ascii_lowercase())));
+        for b in label.iter().map(u8::to_ascii_lowercase) {
+            match b {
+                b'.' | b'\\' => {
+                    name.push('\\');
+                    name.push(char::from(b));
+                }
+                0x21..=0x7e => name.push(char::from(b)),
+                _ => name.push_str(&format!("\\{b:03}")),
+            }
+        }
         at += 1 + len;
     }
     Some(if name.is_empty() { ".".into() } else { name })
@@ -211,5 +225,42 @@ mod tests {
         c.record_answer(&nx, &msg("cut.test")[..15]);
         assert_eq!(c.nxdomain_names(), before);
         assert_eq!(question_name(&msg("")[..]).as_deref(), Some("."));
+    }
+
+    /// RFC 1035 §5.1: a dot inside a label is `\.`, a backslash `\\`, anything outside printable
+    /// ASCII `\DDD` — one name never reads as another, and no control or C1 byte reaches status.json.
+    #[test]
+    fn nxdomain_names_are_kept_in_presentation_format() {
+        let c = Counters::new();
+        let nx = Summary {
+            rcode: ResponseCode::NXDomain,
+            truncated: false,
+        };
+        let mut m = vec![0x12, 0x34, 0x81, 0x83, 0, 1, 0, 0, 0, 0, 0, 0];
+        for l in [
+            &b"a.b"[..],
+            b"X\\y",
+            b"\x1b]0;\x07",
+            b"\x9b\xe9 ",
+            b"pigsty",
+            b"test",
+        ] {
+            m.push(l.len() as u8);
+            m.extend_from_slice(l);
+        }
+        m.extend_from_slice(&[0, 0, 1, 0, 1]);
+        c.record_answer(&nx, &m);
+        assert_eq!(
+            c.nxdomain_names(),
+            ["a\\.b.x\\\\y.\\027]0;\\007.\\155\\233\\032.pigsty.test"]
+        );
+        // 255 bytes on the wire, not in the text: 63-byte labels of escapes still fit.
+        let mut m = vec![0x12, 0x34, 0x81, 0x83, 0, 1, 0, 0, 0, 0, 0, 0];
+        for _ in 0..3 {
+            m.push(63);
+            m.extend_from_slice(&[0xff; 63]);
+        }
+        m.extend_from_slice(&[0, 0, 1, 0, 1]);
+        assert_eq!(question_name(&m).map(|n| n.len()), Some(3 * 63 * 4 + 2));
     }
 }

@@ -146,10 +146,20 @@ fn systemd_steps(
                 format!("sudo useradd --system --no-create-home {user}"),
             ));
         }
+        // The account owns the state dir whose status file root reads later: a person's account
+        // would make root read what that person writes.
+        if let Some(why) = user::login_account(user) {
+            return Err(usage(
+                format!(
+                    "--user {user}: {why}, a login account; the system unit runs as a system account"
+                ),
+                "sudo useradd --system --no-create-home pigsty-dns, then give --user pigsty-dns",
+            ));
+        }
         notes.push(format!(
             "load records as that user: sudo -u {user} {} load FILE --state-dir {}",
-            spec.program.display(),
-            dir.path.display()
+            crate::text::shell_quote(&spec.program.display().to_string()),
+            crate::text::shell_quote(&dir.path.display().to_string())
         ));
         render::systemd_system(spec, user, sd, version).map_err(render_err)?
     } else {
@@ -176,10 +186,13 @@ fn systemd_steps(
 }
 
 fn render_err(e: RenderError) -> AppError {
-    usage(
-        format!("cannot render the unit: {e}"),
-        "use paths and names without control characters",
-    )
+    let next = match e {
+        RenderError::StateDirectory(_) => {
+            "give a --state-dir under /var/lib such as /var/lib/pigsty-dns"
+        }
+        _ => "use paths and names without control characters",
+    };
+    usage(format!("cannot render the unit: {e}"), next)
 }
 
 /// The LaunchAgent's program: the path as given, made absolute but with its links kept, when it

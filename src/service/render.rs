@@ -18,6 +18,8 @@ pub enum RenderError {
         c: char,
     },
     Unclosed,
+    /// A state dir systemd's `StateDirectory=` cannot take as one directory (the path under /var/lib).
+    StateDirectory(String),
     NoValue(String),
     Unused(&'static str),
 }
@@ -29,6 +31,11 @@ impl fmt::Display for RenderError {
                 write!(f, "{value:?} contains the control character {c:?}")
             }
             RenderError::Unclosed => f.write_str("unclosed {{ in template"),
+            RenderError::StateDirectory(v) => write!(
+                f,
+                "/var/lib/{} cannot be systemd's StateDirectory=: it takes one relative path of letters, digits and ._+@- between slashes (no spaces, quotes, backslashes, colons, % or . and .. components)",
+                crate::text::shown(v)
+            ),
             RenderError::NoValue(key) => {
                 write!(f, "template placeholder {{{{{key}}}}} has no value")
             }
@@ -134,6 +141,25 @@ fn systemd_value(s: &str) -> Result<String, RenderError> {
     Ok(s.replace('%', "%%"))
 }
 
+/// `StateDirectory=` splits its value at whitespace (several directories), reads `a:b` as a symlink
+/// pair, unquotes, expands `%` and continues a line ending in `\\`: only a path that none of that
+/// touches is rendered, as it is, and anything else is refused rather than escaped.
+fn state_directory_value(s: &str) -> Result<String, RenderError> {
+    let plain = !s.is_empty()
+        && s.split('/').all(|c| {
+            !c.is_empty()
+                && c != "."
+                && c != ".."
+                && c.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._+@-".contains(&b))
+        });
+    if plain {
+        Ok(s.to_string())
+    } else {
+        Err(RenderError::StateDirectory(s.to_string()))
+    }
+}
+
 pub fn xml_text(s: &str) -> Result<String, RenderError> {
     check_plain(s)?;
     Ok(s.replace('&', "&amp;")
@@ -187,7 +213,7 @@ pub fn systemd_system(
             ("user", systemd_value(user)?),
             ("exec_start", exec_start(spec)?),
             ("restart_backoff", backoff(systemd_version)),
-            ("state_directory", systemd_value(state_directory)?),
+            ("state_directory", state_directory_value(state_directory)?),
         ],
     )
 }

@@ -229,6 +229,72 @@ pub fn chown_root(p: &Path) -> Result<(), FsError> {
     std::os::unix::fs::chown(p, Some(0), Some(0)).map_err(err("chown", p))
 }
 
+/// What a file another user may write is held to before root (or anyone) reads it: see [`read_guarded`].
+pub struct Guard<'a> {
+    /// The uid the file must belong to (the state dir's owner, for a reader that is not it).
+    pub owner: u32,
+    /// Larger files are refused unread.
+    pub max_bytes: u64,
+    /// Mode bits that must be clear (`0o077`: only the owner may read or write it).
+    pub forbidden_mode: u32,
+    /// What the file is, for the mode message ("generation files are 0600").
+    pub mode_hint: &'a str,
+}
+
+/// The bytes of `path` only if it is a regular file (not a symlink: `O_NOFOLLOW`; a FIFO or device is
+/// never waited on: `O_NONBLOCK`) of `guard.owner` with one link, none of `guard.forbidden_mode`, at
+/// most `guard.max_bytes`. Every check is made on the open file, so a swap after it cannot matter.
+/// Errors read after the path: "is a symlink".
+pub fn read_guarded(path: &Path, guard: &Guard<'_>) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                "is a symlink".to_string()
+            } else {
+                format!("cannot be read ({e})")
+            }
+        })?;
+    let m = f.metadata().map_err(|e| format!("cannot be read ({e})"))?;
+    if !m.is_file() {
+        return Err("is not a regular file".into());
+    }
+    let owner = guard.owner;
+    if m.uid() != owner {
+        return Err(format!(
+            "is owned by uid {}, not by this user (uid {owner})",
+            m.uid(),
+        ));
+    }
+    if m.mode() & guard.forbidden_mode != 0 {
+        return Err(format!(
+            "has mode {:o}; {}",
+            m.mode() & 0o7777,
+            guard.mode_hint
+        ));
+    }
+    if m.nlink() != 1 {
+        return Err(format!("has {} hard links; it must have one", m.nlink()));
+    }
+    let max = guard.max_bytes;
+    if m.len() > max {
+        return Err(format!("is {} bytes, above the {max}-byte limit", m.len()));
+    }
+    let mut bytes = Vec::with_capacity(m.len() as usize);
+    // Bounded again: a file that grows after the check is read no further than the limit.
+    f.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    if bytes.len() as u64 > max {
+        return Err(format!("grew above the {max}-byte limit while read"));
+    }
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,6 +56,62 @@ pub fn user_exists(name: &str) -> bool {
     unsafe { !libc::getpwnam(c.as_ptr()).is_null() }
 }
 
+/// Why `name` is a login account, or `None` for a system account or no account: a uid in
+/// /etc/login.defs' `UID_MIN`-`UID_MAX` (1000-60000 by default), or a system uid with both a shell
+/// listed in /etc/shells and a home directory that exists (someone logs in there). `useradd --system
+/// --no-create-home` gives `/bin/sh` and a home that does not exist: a system account.
+pub fn login_account(name: &str) -> Option<String> {
+    let c = std::ffi::CString::new(name).ok()?;
+    let field = |p: *const libc::c_char| {
+        if p.is_null() {
+            String::new()
+        } else {
+            // SAFETY: a non-null passwd field is a NUL-terminated string.
+            unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_string_lossy()
+                .into_owned()
+        }
+    };
+    // SAFETY: c is NUL-terminated; the fields are copied out before any other passwd call.
+    let (uid, shell, home) = unsafe {
+        let pw = libc::getpwnam(c.as_ptr());
+        if pw.is_null() {
+            return None;
+        }
+        ((*pw).pw_uid, field((*pw).pw_shell), field((*pw).pw_dir))
+    };
+    let defs = std::fs::read_to_string("/etc/login.defs").unwrap_or_default();
+    let def = |key: &str, default: u32| {
+        defs.lines()
+            .rev()
+            .find_map(|l| {
+                let mut w = l.split_whitespace();
+                (w.next() == Some(key)).then(|| w.next()?.parse().ok())?
+            })
+            .unwrap_or(default)
+    };
+    if (def("UID_MIN", 1000)..=def("UID_MAX", 60000)).contains(&uid) {
+        return Some(format!("uid {uid} is in the range of people's accounts"));
+    }
+    // passwd(5): an empty shell is /bin/sh.
+    let shell = if shell.is_empty() {
+        "/bin/sh".into()
+    } else {
+        shell
+    };
+    let shells = std::fs::read_to_string("/etc/shells").unwrap_or_default();
+    let login_shell = shells.lines().any(|l| l.trim() == shell);
+    let lived_in =
+        !home.is_empty() && home != "/nonexistent" && std::path::Path::new(&home).is_dir();
+    (login_shell && lived_in).then(|| {
+        format!(
+            "its shell {} is a login shell (/etc/shells) and its home {} exists",
+            crate::text::shown(&shell),
+            crate::text::shown(&home)
+        )
+    })
+}
+
 /// Whether a process with this pid exists (ours or not).
 pub fn pid_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {

@@ -138,7 +138,7 @@ pub fn reinstall_command(j: &Journal, state_dir: Option<&std::path::Path>) -> St
         c.push_str(&format!(" --link-variant {}", v.as_str()));
     }
     if let Some(l) = &j.link {
-        c.push_str(&format!(" --link {l}"));
+        c.push_str(&format!(" --link {}", crate::text::shell_quote(l)));
     }
     if let Some(a) = &j.link_address {
         c.push_str(&format!(" --link-address {a}"));
@@ -147,10 +147,11 @@ pub fn reinstall_command(j: &Journal, state_dir: Option<&std::path::Path>) -> St
         c.push_str(&format!(" --link-kind {}", k.as_str()));
     }
     if j.root != "/" {
-        c.push_str(&format!(" --root {}", j.root));
+        c.push_str(&format!(" --root {}", crate::text::shell_quote(&j.root)));
     }
     if let Some(d) = state_dir {
-        c.push_str(&format!(" --state-dir {}", d.display()));
+        let d = d.display().to_string();
+        c.push_str(&format!(" --state-dir {}", crate::text::shell_quote(&d)));
     }
     c.push_str(" --yes");
     c

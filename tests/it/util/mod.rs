@@ -2,6 +2,8 @@
 
 mod dns;
 pub use dns::*;
+mod inert;
+pub use inert::*;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output};

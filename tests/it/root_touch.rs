@@ -1,0 +1,361 @@
+//! What root is told to touch (issue 33 item 3): values that reach units, journals and `ip link`
+//! refused before anything is planned.
+
+use crate::util::*;
+
+/// A scope id cannot be rendered into the runtime variant's boot unit (systemd reads `%1` as a
+/// specifier and the unit fails to load), so the route would vanish at the next boot: refused.
+#[test]
+fn a_server_with_an_ipv6_scope_id_is_refused() {
+    for server in ["[::1%1]:5354", "[::1%lo]:5354"] {
+        let r = run(&["route", "install", "--dry-run", "--server", server]);
+        if server.contains("%lo") {
+            // Not even an address to clap: refused as a usage error all the same.
+            assert_eq!(r.code, 2, "{}", r.stderr);
+            continue;
+        }
+        assert_eq!(r.code, 2, "{server}: {}{}", r.stdout, r.stderr);
+        let e = r.error_line();
+        assert!(
+            e.contains("'[::1%1]:5354'") && e.contains("scope id"),
+            "{e}"
+        );
+    }
+}
+
+/// `StateDirectory=` is a list of relative paths split at whitespace, `:` makes a symlink pair, and a
+/// trailing `\` continues the line: a state dir systemd cannot take as one directory is refused.
+#[test]
+fn a_state_dir_systemd_cannot_take_is_refused() {
+    for dir in [
+        "/var/lib/foo bar\\",
+        "/var/lib/a b",
+        "/var/lib/a:b",
+        "/var/lib/a\"b",
+        "/var/lib/100%",
+    ] {
+        let r = run(&[
+            "service",
+            "install",
+            "--system",
+            "--user",
+            "daemon",
+            "--dry-run",
+            "--state-dir",
+            dir,
+        ]);
+        assert_eq!(r.code, 2, "{dir}: {}{}", r.stdout, r.stderr);
+        let e = r.error_line();
+        assert!(e.contains("StateDirectory="), "{e}");
+        assert!(!r.stdout.contains("StateDirectoryMode"), "{}", r.stdout);
+    }
+    // A plain one renders, and with PIGSTY_DNS_E2E=1 systemd-analyze verifies it.
+    let r = run(&[
+        "service",
+        "install",
+        "--system",
+        "--user",
+        "daemon",
+        "--dry-run",
+        "--state-dir",
+        "/var/lib/pigsty-dns/a.b_c+d@e",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("StateDirectory=pigsty-dns/a.b_c+d@e\n"),
+        "{}",
+        r.stdout
+    );
+    // The suggested command quotes what it carries.
+    let r = run(&[
+        "service",
+        "install",
+        "--system",
+        "--user",
+        "daemon",
+        "--dry-run",
+        "--state-dir",
+        "/var/lib/pigsty-dns",
+    ]);
+    assert!(
+        r.stdout
+            .contains("load FILE --state-dir /var/lib/pigsty-dns"),
+        "{}",
+        r.stdout
+    );
+    if e2e() {
+        let unit = r
+            .stdout
+            .split("--- /etc/systemd/system/pigsty-dns.service ---\n")
+            .nth(1)
+            .expect("the unit in the dry run")
+            .split("\nnote: ")
+            .next()
+            .unwrap();
+        analyze_verify(unit);
+    }
+}
+
+/// `systemd-analyze verify` on a system unit's text: any line about the file fails.
+pub fn analyze_verify(unit: &str) {
+    analyze_verify_named(unit, "pigsty-dns.service")
+}
+
+pub fn analyze_verify_named(unit: &str, name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, unit).unwrap();
+    let out = std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .output()
+        .expect("PIGSTY_DNS_E2E=1 needs systemd-analyze (Debian: systemd)");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(
+        !text.contains("pigsty-dns.service"),
+        "systemd-analyze verify:\n{text}\n{unit}"
+    );
+}
+
+/// The system unit runs as a system account: a person's account (uid in login.defs' UID_MIN-UID_MAX,
+/// or a shell listed in /etc/shells) is refused. A private /etc/passwd in a mount namespace.
+#[test]
+fn service_install_refuses_a_login_account_as_service_user() {
+    if !e2e() {
+        eprintln!("skipped: set PIGSTY_DNS_E2E=1 (needs root and unshare)");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let passwd = t.path().join("passwd");
+    let home = t.path().join("home-ops");
+    std::fs::create_dir(&home).unwrap();
+    // ops: a system uid, but a login shell and a home someone lives in; pigsty-dns as
+    // `useradd --system --no-create-home` makes it (/bin/sh, a home that does not exist).
+    std::fs::write(
+        &passwd,
+        format!(
+            "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000:Alice:/home/alice:/bin/bash\n\
+             svc:x:998:998::/nonexistent:/usr/sbin/nologin\nops:x:997:997::{}:/bin/bash\n\
+             pigsty-dns:x:996:996::/home/pigsty-dns-none:/bin/sh\n",
+            home.display()
+        ),
+    )
+    .unwrap();
+    let install = |user: &str| {
+        let out = std::process::Command::new("unshare")
+            .args(["--mount", "--", "sh", "-c"])
+            .arg(r#"mount --bind "$1" /etc/passwd && shift && exec "$@""#)
+            .arg("sh")
+            .arg(&passwd)
+            .arg(BIN)
+            .args([
+                "service",
+                "install",
+                "--system",
+                "--user",
+                user,
+                "--dry-run",
+            ])
+            .env_remove("PIGSTY_DNS_STATE_DIR")
+            .env_remove("PIGSTY_DNS_LISTEN")
+            .output()
+            .expect("unshare");
+        finish(out)
+    };
+    for (user, why) in [("alice", "uid 1000"), ("ops", "/bin/bash")] {
+        let r = install(user);
+        assert_eq!(r.code, 2, "{user}: {}{}", r.stdout, r.stderr);
+        let e = r.error_line();
+        assert!(
+            e.contains(&format!("--user {user}")) && e.contains(why),
+            "{e}"
+        );
+    }
+    for user in ["svc", "pigsty-dns"] {
+        let r = install(user);
+        assert_eq!(r.code, 0, "{user}: {}", r.stderr);
+        assert!(r.stdout.contains(&format!("User={user}")), "{}", r.stdout);
+    }
+}
+
+/// The journal decides what root deletes: it is opened once without following a symlink, never
+/// waited on (a FIFO), and read only from a directory others cannot write.
+#[test]
+fn the_journal_is_read_only_from_a_trusted_file_in_a_trusted_directory() {
+    use pigsty_dns::route::journal;
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("journal");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let file = dir.join(journal::FILE);
+    std::fs::write(&file, "{}").unwrap();
+    // A plain file in a plain dir: read (and found not to be a journal).
+    let e = journal::read(&dir).unwrap_err();
+    assert!(!e.contains("directory"), "{e}");
+    // A directory others can write: anyone could have put the file there.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let e = journal::read(&dir).unwrap_err();
+    assert!(e.contains("directory") && e.contains("0777"), "{e}");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A symlink to a file of ours elsewhere: not followed.
+    let elsewhere = t.path().join("elsewhere.json");
+    std::fs::rename(&file, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
+    let e = journal::read(&dir).unwrap_err();
+    assert!(e.contains("symlink"), "{e}");
+    std::fs::remove_file(&file).unwrap();
+    // A FIFO: refused at once, never waited on.
+    let c = std::ffi::CString::new(file.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) on a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let d = dir.clone();
+    std::thread::spawn(move || tx.send(journal::read(&d)).unwrap());
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("journal::read hung on a FIFO");
+    let e = r.unwrap_err();
+    assert!(e.contains("not a regular file"), "{e}");
+}
+
+/// `--link NAME` names the link uninstall and the boot unit's ExecStop delete: an interface that
+/// exists and that no journal of ours records (`lo`, a VPN's, a bridge) is refused before any plan.
+#[test]
+fn route_install_refuses_a_link_it_did_not_create() {
+    use pigsty_dns::route::adapter::{AdapterName, Variant};
+    use pigsty_dns::route::detect::{Driver, Facts};
+    use pigsty_dns::route::journal;
+    use pigsty_dns::route::plan::Request;
+    use pigsty_dns::route::{self, Ctx};
+    use pigsty_dns::sys::runner::{Output, ScriptedRunner};
+    use pigsty_dns::sys::{Os, systemd::SystemdVersion};
+    use std::time::Duration;
+
+    let root = crate::route_adapters::host_root();
+    let facts = Facts {
+        os: Os::Linux,
+        is_root: true,
+        systemd: SystemdVersion::parse("systemd 252 (252.38-1~deb12u1)"),
+        resolved_running: true,
+        networkd_running: false,
+        systemd_booted: true,
+        nm_dns_mode: None,
+        resolv_conf: None,
+        dummy: Driver::Present,
+        ifb: Driver::Present,
+        ip_path: "/usr/sbin/ip".into(),
+        resolvectl_path: "/usr/bin/resolvectl".into(),
+        notes: vec![],
+    };
+    let plan_with = |link: &str, server: &str, facts: &Facts| {
+        let mut runner = ScriptedRunner::new();
+        runner.fallback = Some(Output::ok_with(""));
+        let up = |_: std::net::SocketAddr, _: &pigsty_dns::name::Zone| Ok(7);
+        let lookup = |_: std::net::SocketAddr, _: &str| Ok(None);
+        let mut ctx = Ctx {
+            root: root.path().to_path_buf(),
+            journal_dir: root
+                .path()
+                .join(journal::default_dir(Os::Linux).trim_start_matches('/')),
+            runner: &mut runner,
+            facts: facts.clone(),
+            preflight: &up,
+            lookup_a: &lookup,
+            confirm: None,
+            settle: Duration::ZERO,
+            status_wait: Duration::ZERO,
+            check_name: None,
+            status_file: None,
+            state_dir: None,
+            out: vec![],
+        };
+        let req = Request {
+            zone: pigsty_dns::name::Zone::parse("pigsty.test").unwrap(),
+            server: server.parse().unwrap(),
+            adapter: Some(AdapterName::ResolvedLink),
+            variant: Some(Variant::Runtime),
+            link: link.into(),
+            link_address: "198.18.53.53/32".into(),
+            link_kind: None,
+        };
+        route::install(&mut ctx, &req, true, false).map(|r| r.render(false))
+    };
+    let plan = |link: &str| plan_with(link, "127.0.0.1:5354", &facts);
+    let net = root.path().join("sys/class/net");
+    std::fs::create_dir_all(net.join("lo")).unwrap();
+    let e = plan("lo").unwrap_err();
+    assert!(
+        e.message.contains("--link lo") && e.message.contains("exists"),
+        "{}",
+        e.message
+    );
+    assert!(!e.next.is_empty());
+    // A link that does not exist yet is planned.
+    let text = plan("pigsty-dns0").unwrap();
+    assert!(text.contains("link del pigsty-dns0"), "{text}");
+    // A scope id never reaches the boot unit, whoever builds the plan.
+    let e = plan_with("pigsty-dns0", "[::1%1]:5354", &facts).unwrap_err();
+    assert!(e.message.contains("scope id"), "{}", e.message);
+    // The boot unit the runtime variant renders passes systemd-analyze verify (IPv6 server too);
+    // resolvectl is not installed on every test machine, so an executable stands in for its path.
+    if e2e() {
+        let mut f = facts.clone();
+        f.resolvectl_path = "/bin/true".into();
+        for server in ["127.0.0.1:5354", "[::1]:5354"] {
+            let text = plan_with("pigsty-dns0", server, &f).unwrap();
+            let unit: String = text
+                .lines()
+                .skip_while(|l| !(l.starts_with("file ") && l.contains("pigsty-dns-route.service")))
+                .skip(1)
+                .map_while(|l| {
+                    l.strip_prefix("  |")
+                        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+                })
+                .map(|l| format!("{l}\n"))
+                .collect();
+            assert!(unit.contains("[Service]"), "{text}");
+            analyze_verify_named(&unit, "pigsty-dns-route.service");
+        }
+    }
+    // Even our default name, when no journal records it: someone else made it.
+    std::fs::create_dir_all(net.join("pigsty-dns0")).unwrap();
+    assert!(plan("pigsty-dns0").is_err());
+}
+
+/// Suggested commands quote the paths they carry: a state dir or root with a space stays one word
+/// when the `next:` line is pasted into a shell.
+#[test]
+fn suggested_commands_quote_root_and_state_dir() {
+    use pigsty_dns::route::journal::Journal;
+    use pigsty_dns::route::lifecycle::{DaemonFacts, daemon_down};
+    use pigsty_dns::route::status::reinstall_command;
+    use std::path::{Path, PathBuf};
+    let j: Journal = serde_json::from_str(
+        r#"{"format": 1, "state": "installed", "adapter": "resolved-link", "zone": "pigsty.test",
+            "server": "127.0.0.1:5354", "variant": "runtime", "link": "pigsty-dns0",
+            "link_address": "198.18.53.53/32", "link_kind": "dummy", "root": "/tmp/a b",
+            "files": [], "created_dirs": [], "pre_undo": [], "undo": [], "written_at": "t"}"#,
+    )
+    .unwrap();
+    let c = reinstall_command(&j, Some(Path::new("/srv/my state")));
+    assert!(
+        c.contains(" --root '/tmp/a b'") && c.contains(" --state-dir '/srv/my state'"),
+        "{c}"
+    );
+    let f = DaemonFacts {
+        server: None,
+        state_dir: Some(PathBuf::from("/srv/my state")),
+        status: None,
+        pid_alive: false,
+        unit: None,
+        user_unit: None,
+    };
+    let d = daemon_down(&f, "127.0.0.1:5354".parse().unwrap(), "no answer");
+    assert!(d.next.contains("--state-dir '/srv/my state'"), "{}", d.next);
+}
