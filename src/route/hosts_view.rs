@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use super::adapter::AdapterName;
+use super::adapter::{self, AdapterName, Family};
 use super::context::Ctx;
 use super::files::under;
 use super::live::{self, Live};
@@ -94,7 +94,7 @@ fn read_text(root: &Path, abs: &str) -> Option<String> {
 /// dnsmasq, NM writes resolv.conf itself (its dnsmasq at 127.0.0.1), which the adapter's detection
 /// already requires.
 fn dns_reaches_route(root: &Path, adapter: AdapterName) -> bool {
-    if adapter == AdapterName::NmDnsmasq {
+    if adapter::family(adapter) == Family::NmDnsmasq {
         return true;
     }
     let path = under(root, RESOLV_CONF);
@@ -106,10 +106,7 @@ fn dns_reaches_route(root: &Path, adapter: AdapterName) -> bool {
 }
 
 fn is_resolved(a: AdapterName) -> bool {
-    matches!(
-        a,
-        AdapterName::ResolvedLink | AdapterName::ResolvedDelegate | AdapterName::ResolvedGlobal
-    )
+    matches!(adapter::family(a), Family::Resolved(_))
 }
 
 /// Reads nsswitch.conf under the root, and what it means for a route of `adapter` (if any).
@@ -120,7 +117,7 @@ fn read_nss(root: &Path, zone: &str, adapter: Option<AdapterName>) -> Nss {
         None => Ok(NssHosts::glibc_default()),
     };
     let effect = match (&hosts, adapter) {
-        (Ok(h), Some(a)) if a != AdapterName::MacosResolver => {
+        (Ok(h), Some(a)) if adapter::family(a) != Family::Mdns => {
             Some(h.route_effect(zone, dns_reaches_route(root, a)))
         }
         _ => None,

@@ -5,8 +5,6 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use super::adapter::delegate::DELEGATE_ID;
-use super::adapter::{AdapterName, Params};
 use super::context::Ctx;
 use super::dnsinfo::Claim as DnsClaim;
 use super::files::under;
@@ -98,16 +96,6 @@ pub fn resolved_claims<Z: AsRef<str>>(
         lifecycle::claims(&out.stdout, zones, ours),
         lifecycle::default_route_links(&out.stdout),
     ))
-}
-
-/// Our own scope's label in `resolvectl domain` output, for the adapters that route through resolved.
-pub fn resolved_owner(a: AdapterName, p: &Params) -> Option<String> {
-    match a {
-        AdapterName::ResolvedLink => Some(format!("link {}", p.link)),
-        AdapterName::ResolvedDelegate => Some(format!("delegate {DELEGATE_ID}")),
-        AdapterName::ResolvedGlobal => Some("the global settings".into()),
-        _ => None,
-    }
 }
 
 /// Other resolved scopes that claim `zones`, as install's claimants (none when `resolvectl domain`

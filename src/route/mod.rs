@@ -3,22 +3,31 @@
 //! verify (undo on failure) → journal; uninstall removes only what the journal lists and still matches.
 //!
 //! The rooms: `cli` (the command line), `context` (what the commands touch outside themselves),
-//! `detect` (facts about the host), `adapter` (one file per way of routing, and their vocabulary),
-//! `plan` (choosing an adapter, the full plan), `files` (the ownership marker and how files are
-//! written), `journal` (what an install wrote), `installed` (what is in place, journal or not),
-//! `lifecycle` (what status makes of a route's later life: a daemon down, a lost link, a VPN's claim,
-//! a damaged journal, a hand edit), `live` (the reverse zone and canonical names of the daemon's live generation), `verify` (checks
-//! through the native resolver path), `dnsinfo` (macOS: `scutil --dns` and
+//! `detect` (facts about the host), `adapter` (one file per way of routing, and their vocabulary;
+//! each says which resolver family answers for it), `family` (one file per resolver family —
+//! systemd-resolved, mDNSResponder, NetworkManager's dnsmasq — holding its scope check, lookups,
+//! caching rule, flush and hints), `plan` (choosing an adapter, the full plan), `files` (the ownership
+//! marker and how files are written), `journal` (what an install wrote), `installed` (what is in
+//! place, journal or not), `lifecycle` (what status makes of a route's later life: a daemon down, a
+//! lost link, a VPN's claim, a damaged journal, a hand edit) and `lifecycle_probe` (what it runs and
+//! reads to get there), `live` (the reverse zone and canonical names of the daemon's live
+//! generation), `hosts_view` (the hosts file and nsswitch.conf as they bear on the zone), `verify`
+//! (the list of checks through the native path), `check` (a check's result and polling), `counters`
+//! (what the daemon counted, from its status file), `dnsinfo` (macOS: `scutil --dns` and
 //! `/etc/resolver` as configd and mDNSResponder read them, and the other resolvers that claim the
-//! zone), and one file per command (`status` a folder: one function per item, in `routed` and
-//! `unrouted`). Route talks to the daemon only over DNS and through its status
-//! file, and reads (never writes) its stored generations.
+//! zone), `visible` (when a change `load` made is visible through this host's route), and one file
+//! per command (`status` a folder: one function per item, in `routed` and `unrouted`). Route talks to
+//! the daemon only over DNS and through its status file, and reads (never writes) its stored
+//! generations.
 
 pub mod adapter;
+pub mod check;
 pub mod cli;
 pub mod context;
+pub mod counters;
 pub mod detect;
 pub mod dnsinfo;
+pub mod family;
 pub mod files;
 pub mod hosts_view;
 pub mod install;
@@ -31,6 +40,7 @@ pub mod plan;
 pub mod status;
 pub mod uninstall;
 pub mod verify;
+pub mod visible;
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -83,7 +93,7 @@ pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
         lookup_a: &context::lookup_a,
         confirm: if interactive { Some(&mut prompt) } else { None },
         settle: Duration::from_secs(10),
-        // Longer than two of the server's status writes (every 2 s), see verify::fresh_refused_count.
+        // Longer than two of the server's status writes (every 2 s), see counters::fresh_refused_count.
         status_wait: Duration::from_millis(4500),
         check_name: checks.and_then(|c| c.check_name.clone()),
         status_file,

@@ -21,7 +21,7 @@ use crate::defaults::ZONE;
 use crate::error::AppError;
 use crate::output::{FORMAT, Report};
 
-pub use routed::{Hints, Route};
+pub use routed::Route;
 pub use unrouted::Unrouted;
 
 #[derive(Serialize, Debug)]

@@ -9,8 +9,9 @@ use std::time::Duration;
 use super::{Item, claimants_item, item, reinstall_command};
 use crate::defaults::{MACOS_MDNS_WHY, MDNS_PORT, with_suggested_port};
 use crate::name::Zone;
-use crate::route::adapter::{AdapterName, Params, link, macos};
+use crate::route::adapter::{self, AdapterName, Family, Params, link};
 use crate::route::context::Ctx;
+use crate::route::family::{self, Hints};
 use crate::route::installed::params_from;
 use crate::route::journal::Journal;
 use crate::route::live::{self, Live, NoLive};
@@ -32,7 +33,7 @@ pub struct Route {
 impl Route {
     pub fn new(journal: Journal, ctx: &Ctx<'_>) -> Route {
         let params = params_from(&journal, &ctx.facts);
-        let hints = hints(journal.adapter, &params.zone);
+        let hints = family::of_adapter(journal.adapter).hints(&params.zone);
         Route {
             journal,
             params,
@@ -40,38 +41,6 @@ impl Route {
             live: None,
             serial: None,
         }
-    }
-}
-
-/// What to do when the scope or a lookup fails, in the words of the adapter's platform.
-pub struct Hints {
-    pub scope: String,
-    pub lookup: String,
-}
-
-fn hints(a: AdapterName, zone: &str) -> Hints {
-    match a {
-        AdapterName::MacosResolver => Hints {
-            scope: format!(
-                "sudo pigsty-dns route uninstall --yes && sudo pigsty-dns route install --yes (rewrites {}); {} --dns shows what configd hands mDNSResponder",
-                macos::path_for(zone),
-                macos::SCUTIL
-            ),
-            lookup: format!(
-                "sudo {} -flushcache; sudo {} -HUP mDNSResponder; then {} -q host -a name meta.{zone}",
-                macos::DSCACHEUTIL,
-                macos::KILLALL,
-                macos::DSCACHEUTIL
-            ),
-        },
-        AdapterName::NmDnsmasq => Hints {
-            scope: "pigsty-dns route uninstall && pigsty-dns route install".into(),
-            lookup: "nmcli general reload dns-full; getent ahostsv4 NAME".into(),
-        },
-        _ => Hints {
-            scope: "pigsty-dns route uninstall && pigsty-dns route install (re-creates the link and its address)".into(),
-            lookup: "check the scope item; resolvectl flush-caches".into(),
-        },
     }
 }
 
@@ -239,7 +208,7 @@ fn old_port_item(a: AdapterName, server: SocketAddr) -> Option<Item> {
     let moves = format!(
         "pigsty-dns service install --listen {new} (or serve --listen {new}), then sudo pigsty-dns route uninstall --yes && sudo pigsty-dns route install --server {new} --yes"
     );
-    Some(if a == AdapterName::MacosResolver {
+    Some(if adapter::family(a) == Family::Mdns {
         item(
             "port",
             false,
@@ -271,7 +240,7 @@ pub fn scope(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
 
 /// macOS: no other resolver claims the routed zone.
 pub fn other_resolvers(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
-    if r.journal.adapter != AdapterName::MacosResolver {
+    if adapter::family(r.journal.adapter) != Family::Mdns {
         return vec![];
     }
     vec![claimants_item(ctx, &r.params.zone)]

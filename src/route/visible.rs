@@ -1,117 +1,54 @@
 //! When a change `load` made is visible to programs on this host (issue 23 §3): the one honest line
-//! after "live", from the route journal's adapter and the generation's TTLs. No route: nothing (no
-//! cache of this host holds the zone). pigsty-dns never flushes a cache on a sync; on macOS it
-//! prints the purge command for whoever wants it now, and never runs it.
+//! after "live", from the route journal's adapter and the generation's TTLs, and `load
+//! --wait-visible`'s polling of the native path. No route: nothing (no cache of this host holds the
+//! zone). pigsty-dns never flushes a cache on a sync; on macOS it prints the purge command for whoever
+//! wants it now, and never runs it. What the resolver caches and how it is asked is its family's.
 
 use std::net::Ipv4Addr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::adapter::AdapterName;
+use super::family::{self, Caching, Resolver};
+use super::{hosts_view, journal};
 use crate::error::{AppError, Class};
 use crate::generation::Generation;
+use crate::hosts::HostsLine;
 use crate::output::Report;
-use crate::route::adapter::AdapterName;
-use crate::route::journal;
+use crate::records::{Change, Diff};
 use crate::sys::runner::SystemRunner;
 use crate::sys::{Os, Runner};
-
-/// mDNSResponder's floor for a negative answer, whatever the SOA minimum says (mDNSCore/mDNS.c),
-/// doubled on each refresh up to an hour.
-pub const MACOS_NEGATIVE_FLOOR_SECS: u32 = 60;
-pub const MACOS_NEGATIVE_CEILING_SECS: u32 = 3600;
-
-/// The command that purges mDNSResponder's cache (printed, never run).
-pub const MACOS_PURGE: &str = "sudo killall -HUP mDNSResponder";
-
-/// What this host's adapter caches of the daemon's answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Caching {
-    pub positive: bool,
-    pub negative: bool,
-}
-
-impl Caching {
-    pub const ALL: Caching = Caching {
-        positive: true,
-        negative: true,
-    };
-}
-
-/// systemd-resolved's caching of the daemon's answers, from resolved.conf and its drop-ins (the last
-/// `[Resolve]` assignment wins): `Cache=` (default yes; `no-negative`) and, for a server on a
-/// loopback address, `CacheFromLocalhost=` (default no: then nothing from it is cached at all).
-pub fn resolved_caching(texts: &[String], server_on_loopback: bool) -> Caching {
-    use crate::resolved_conf::{assignments, boolean, boolean_setting};
-    // Cache= is a boolean or "no-negative"; what systemd cannot read it ignores.
-    let cache = assignments(texts, "Cache")
-        .into_iter()
-        .fold("yes".to_string(), |now, v| {
-            let v = v.to_ascii_lowercase();
-            match v.as_str() {
-                "" => "yes".into(),
-                "no-negative" => v,
-                _ => boolean(&v).map_or(now, |b| if b { "yes" } else { "no" }.into()),
-            }
-        });
-    let from_localhost = boolean_setting(texts, "CacheFromLocalhost", false);
-    let on = cache != "no" && (from_localhost || !server_on_loopback);
-    Caching {
-        positive: on,
-        negative: on && cache != "no-negative",
-    }
-}
 
 /// The line for a route of `adapter` serving `g`: how long an answer a program already got may
 /// stay in this host's caches.
 pub fn cache_line(adapter: AdapterName, g: &Generation, caching: Caching) -> String {
-    let (pos, neg) = (g.ttl, g.soa.minimum);
-    match adapter {
-        AdapterName::MacosResolver => format!(
-            "visible: programs that already asked may keep the old answer up to {pos} s (the records' TTL); mDNSResponder keeps a \"no such name\" at least {MACOS_NEGATIVE_FLOOR_SECS} s whatever the SOA minimum ({neg} s) says, doubling on refresh up to {MACOS_NEGATIVE_CEILING_SECS} s; to see it now: {MACOS_PURGE} (not run)\n"
-        ),
-        AdapterName::NmDnsmasq => format!(
-            "visible: programs that already asked may keep the old answer up to {pos} s (NetworkManager's dnsmasq caches by the records' TTL), a \"no such name\" up to {neg} s (the SOA minimum); no cache is flushed\n"
-        ),
-        _ if !caching.positive => "visible: at once for new lookups: systemd-resolved caches nothing from the daemon on a loopback address (CacheFromLocalhost=no, its default, or Cache=no); only a program's own cache (a browser, a JVM) may keep the old answer\n".to_string(),
-        _ => format!(
-            "visible: programs that already asked may keep the old answer up to {pos} s (systemd-resolved caches by the records' TTL), a \"no such name\" up to {} s; no cache is flushed\n",
-            if caching.negative { neg } else { 0 }
-        ),
-    }
+    family::of_adapter(adapter).cache_line(g, caching)
 }
 
-/// This host's caching for a route of `adapter` to `server`.
-fn caching_of(adapter: AdapterName, server: &str) -> Caching {
-    match adapter {
-        AdapterName::MacosResolver | AdapterName::NmDnsmasq => Caching::ALL,
-        _ => {
-            let loopback = server
-                .parse::<std::net::SocketAddr>()
-                .is_ok_and(|a| a.ip().is_loopback());
-            resolved_caching(&crate::resolved_conf::texts(Path::new("/")), loopback)
-        }
-    }
-}
-
-/// After a load's "live" line (only then: a stored serial no server serves changes no cache), the
-/// cache line for this host's route.
-pub fn after_live(report: &mut Report, g: &Generation) {
-    let live = report.text.lines().any(|l| l.starts_with("live (serial "));
+/// After a load's "live" (only then: a stored serial no server serves changes no cache), the cache
+/// line for this host's route.
+pub fn after_live(report: &mut Report, g: &Generation, live: bool) {
     if let (true, Some(line)) = (live, for_this_host(g)) {
         report.text.push_str(&line);
     }
 }
 
-/// The line for this host: from the route journal at its default place; `None` when no route is
-/// installed (or its journal cannot be read: then nothing is claimed).
-pub fn for_this_host(g: &Generation) -> Option<String> {
+/// This host's route of `g`'s zone, from the route journal at its default place: its adapter and
+/// what its resolver caches; `None` when no route is installed (or its journal cannot be read: then
+/// nothing is claimed).
+fn route_here(g: &Generation) -> Option<(AdapterName, Caching)> {
     let dir = Path::new(journal::default_dir(Os::this()));
     match journal::read(dir) {
         Ok(Some(j)) if j.zone.trim_end_matches('.') == g.zone.trim_end_matches('.') => {
-            Some(cache_line(j.adapter, g, caching_of(j.adapter, &j.server)))
+            Some((j.adapter, family::of_adapter(j.adapter).caching(&j.server)))
         }
         _ => None,
     }
+}
+
+/// The line for this host; `None` when no route of the zone is installed.
+pub fn for_this_host(g: &Generation) -> Option<String> {
+    route_here(g).map(|(a, caching)| cache_line(a, g, caching))
 }
 
 /// At most this many names are polled; the rest are named as skipped.
@@ -120,84 +57,36 @@ pub const MAX_NAMES: usize = 24;
 pub const MARGIN: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(250);
 
-/// One name `load` changed: its address before and after (`None`: not served).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    pub name: String,
-    pub old: Option<Ipv4Addr>,
-    pub new: Option<Ipv4Addr>,
-}
-
-/// The changed names of a load's JSON report (`diff.added`, `changed`, `removed`), in that order.
-pub fn changes(report_json: &str) -> Vec<Change> {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(report_json) else {
-        return vec![];
-    };
-    let addr = |c: &serde_json::Value, k: &str| c.get(k)?.as_str()?.parse().ok();
-    ["added", "changed", "removed"]
-        .iter()
-        .flat_map(|k| {
-            v.pointer(&format!("/diff/{k}"))
-                .and_then(|a| a.as_array().cloned())
-                .unwrap_or_default()
-        })
-        .filter_map(|c| {
-            Some(Change {
-                name: c.get("name")?.as_str()?.trim_end_matches('.').to_string(),
-                old: addr(&c, "old"),
-                new: addr(&c, "new"),
-            })
+/// The names a load changed, as polled: `added`, `changed`, `removed`, in that order.
+pub fn changes(diff: &Diff) -> Vec<Change> {
+    [&diff.added, &diff.changed, &diff.removed]
+        .into_iter()
+        .flatten()
+        .map(|c| Change {
+            name: c.name.trim_end_matches('.').to_string(),
+            ..c.clone()
         })
         .collect()
 }
 
 /// How long a program's cached answer may outlive the change: a name that did not exist is cached
 /// as negative (the SOA minimum; macOS at least 60 s), any other by the records' TTL.
-fn bound(c: &Change, adapter: AdapterName, g: &Generation, caching: Caching) -> (Duration, String) {
-    match (c.old, adapter) {
-        (None, a) if a != AdapterName::MacosResolver && !caching.negative => (
+fn bound(c: &Change, r: &dyn Resolver, g: &Generation, caching: Caching) -> (Duration, String) {
+    match c.old {
+        None if !caching.negative => (
             Duration::ZERO,
             "the resolver caches no \"no such name\" from the daemon".into(),
         ),
-        (Some(_), a) if a != AdapterName::MacosResolver && !caching.positive => (
+        Some(_) if !caching.positive => (
             Duration::ZERO,
             "the resolver caches nothing from the daemon".into(),
         ),
-        (None, AdapterName::MacosResolver) => (
-            Duration::from_secs(u64::from(g.soa.minimum.max(MACOS_NEGATIVE_FLOOR_SECS))),
-            format!(
-                "mDNSResponder keeps a \"no such name\" at least {MACOS_NEGATIVE_FLOOR_SECS} s, doubling on refresh up to {MACOS_NEGATIVE_CEILING_SECS} s"
-            ),
-        ),
-        (None, _) => (
-            Duration::from_secs(u64::from(g.soa.minimum)),
-            format!(
-                "a cached \"no such name\" lives up to the SOA minimum, {} s",
-                g.soa.minimum
-            ),
-        ),
-        (Some(_), _) => (
+        None => r.negative_bound(g),
+        Some(_) => (
             Duration::from_secs(u64::from(g.ttl)),
             format!("a cached answer lives up to the records' TTL, {} s", g.ttl),
         ),
     }
-}
-
-/// The address the native path gives `name` now (`None`: no address).
-fn native(runner: &mut dyn Runner, adapter: AdapterName, name: &str) -> Option<Ipv4Addr> {
-    if adapter == AdapterName::MacosResolver {
-        let argv = ["/usr/bin/dscacheutil", "-q", "host", "-a", "name", name].map(String::from);
-        let out = runner.run(&argv);
-        return out
-            .stdout
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("ip_address:")?.trim().parse().ok());
-    }
-    let out = runner.run(&["getent", "ahostsv4", name].map(String::from));
-    if !out.ok() {
-        return None;
-    }
-    out.stdout.split_ascii_whitespace().next()?.parse().ok()
 }
 
 fn shown(a: Option<Ipv4Addr>) -> String {
@@ -211,12 +100,12 @@ pub struct Native<'a> {
     /// Where the hosts file is (named in the lines).
     pub hosts_path: &'a str,
     /// Its answering lines (none when it cannot be read: then nothing is attributed to it).
-    pub hosts: &'a [crate::hosts::HostsLine],
+    pub hosts: &'a [HostsLine],
 }
 
 impl Native<'_> {
     /// The first hosts line naming `fqdn` (glibc's first match; case and a trailing dot ignored).
-    fn shadowing(&self, fqdn: &str) -> Option<&crate::hosts::HostsLine> {
+    fn shadowing(&self, fqdn: &str) -> Option<&HostsLine> {
         self.hosts.iter().find(|l| {
             l.names
                 .iter()
@@ -225,8 +114,16 @@ impl Native<'_> {
     }
 }
 
+/// How a wait ended: a line per name, whether all became visible, whether a hosts line answers one.
+#[derive(Debug)]
+pub struct Waited {
+    pub text: String,
+    pub all: bool,
+    pub shadowed: bool,
+}
+
 /// Polls the native path for every change until each shows its new answer or its bound plus
-/// [`MARGIN`] has passed: a line per name, and whether all became visible.
+/// [`MARGIN`] has passed.
 pub fn wait(
     runner: &mut dyn Runner,
     host: &Native<'_>,
@@ -234,8 +131,8 @@ pub fn wait(
     changes: &[Change],
     clock: &mut dyn FnMut() -> Duration,
     sleep: &mut dyn FnMut(Duration),
-) -> (String, bool) {
-    let (adapter, caching) = (host.adapter, host.caching);
+) -> Waited {
+    let r = family::of_adapter(host.adapter);
     let (polled, skipped) = changes.split_at(changes.len().min(MAX_NAMES));
     let mut text = String::new();
     if !skipped.is_empty() {
@@ -255,24 +152,24 @@ pub fn wait(
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let (b, why) = bound(c, adapter, g, caching);
+            let (b, why) = bound(c, r, g, host.caching);
             (i, b + MARGIN, why)
         })
         .collect();
     let mut lines: Vec<Option<String>> = vec![None; polled.len()];
-    let mut all = true;
+    let (mut all, mut shadowed) = (true, false);
     while !pending.is_empty() {
         let now = clock() - start;
         pending.retain(|(i, limit, why)| {
             let c = &polled[*i];
-            let got = native(runner, adapter, &c.name);
+            let got = r.native_a(runner, &c.name);
             if got == c.new {
                 lines[*i] = Some(format!("{}: visible after {:.1} s ({})\n", c.name, now.as_secs_f64(), shown(got)));
                 return false;
             }
             // The hosts file's answer is no cache: waiting would not change it.
             if let Some(l) = host.shadowing(&c.name).filter(|l| got.is_some() && l.ipv4() == got) {
-                all = false;
+                (all, shadowed) = (false, true);
                 lines[*i] = Some(format!(
                     "{}: line {} of {} ({}) answers it before the zone: not visible while that line is there\n",
                     c.name,
@@ -300,31 +197,30 @@ pub fn wait(
         }
     }
     lines.into_iter().flatten().for_each(|l| text.push_str(&l));
-    if adapter == AdapterName::MacosResolver {
-        text.push_str(&format!(
-            "to see it now: {MACOS_PURGE} (printed, not run)\n"
-        ));
+    text.extend(r.purge_line());
+    Waited {
+        text,
+        all,
+        shadowed,
     }
-    (text, all)
 }
 
-/// `load --wait-visible`, after the store and the live check: polls this host's native path when a
-/// route is installed; exit 5 when a name is not visible in time.
-pub fn wait_visible(mut report: Report, g: &Generation) -> Result<Report, AppError> {
-    let dir = Path::new(journal::default_dir(Os::this()));
-    let (adapter, caching) = match journal::read(dir) {
-        Ok(Some(j)) if j.zone.trim_end_matches('.') == g.zone.trim_end_matches('.') => {
-            (j.adapter, caching_of(j.adapter, &j.server))
-        }
-        _ => {
-            report.text.push_str("wait-visible: no route of this zone is installed on this host: nothing to wait for\n");
-            return Ok(report);
-        }
+/// `load --wait-visible`, after the store and the live check: polls this host's native path for the
+/// load's `changes` when a route is installed; exit 5 when a name is not visible in time.
+pub fn wait_visible(
+    mut report: Report,
+    g: &Generation,
+    changes: &[Change],
+) -> Result<Report, AppError> {
+    let Some((adapter, caching)) = route_here(g) else {
+        report.text.push_str(
+            "wait-visible: no route of this zone is installed on this host: nothing to wait for\n",
+        );
+        return Ok(report);
     };
-    let changes = changes(&report.render(true));
     let mut runner = SystemRunner::new(Duration::from_secs(5));
     let t0 = Instant::now();
-    let hosts_path = crate::route::hosts_view::hosts_path(Os::this());
+    let hosts_path = hosts_view::hosts_path(Os::this());
     let hosts = crate::hosts::read(Path::new(hosts_path))
         .ok()
         .flatten()
@@ -335,19 +231,19 @@ pub fn wait_visible(mut report: Report, g: &Generation) -> Result<Report, AppErr
         hosts_path,
         hosts: &hosts.lines,
     };
-    let (text, all) = wait(
+    let waited = wait(
         &mut runner,
         &host,
         g,
-        &changes,
+        changes,
         &mut || t0.elapsed(),
         &mut std::thread::sleep,
     );
-    report.text.push_str(&text);
-    if all {
+    report.text.push_str(&waited.text);
+    if waited.all {
         return Ok(report);
     }
-    let next = if text.contains(" answers it before the zone") {
+    let next = if waited.shadowed {
         "remove the hosts line named above (pigsty-dns never edits the hosts file; `pigsty-dns route status` lists every line that answers before the zone)"
     } else {
         "wait out the cache bound above, or start programs afresh; pigsty-dns never flushes caches"
@@ -363,6 +259,7 @@ pub fn wait_visible(mut report: Report, g: &Generation) -> Result<Report, AppErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::route::family::resolved_caching;
 
     fn generation() -> Generation {
         let d = tempfile::tempdir().unwrap();
@@ -439,9 +336,13 @@ Cache=no
     }
 
     #[test]
-    fn the_changed_names_come_from_the_load_report_in_diff_order() {
-        let json = r#"{"diff":{"added":[{"name":"new.pigsty.test","new":"10.10.10.5"}],"changed":[{"name":"meta.pigsty.test","old":"10.10.10.10","new":"10.10.10.11"}],"removed":[{"name":"old.pigsty.test","old":"10.10.10.9"}]}}"#;
-        let c = changes(json);
+    fn the_changed_names_come_from_the_load_diff_in_diff_order() {
+        let a = |o: u8| Ipv4Addr::new(10, 10, 10, o);
+        let diff = Diff::of(
+            [("meta.pigsty.test.", a(10)), ("old.pigsty.test.", a(9))],
+            [("meta.pigsty.test.", a(11)), ("new.pigsty.test.", a(5))],
+        );
+        let c = changes(&diff);
         assert_eq!(c.len(), 3);
         assert_eq!(
             (c[0].name.as_str(), c[0].old, c[0].new),
@@ -449,7 +350,7 @@ Cache=no
         );
         assert_eq!(c[1].old, Some(Ipv4Addr::new(10, 10, 10, 10)));
         assert_eq!((c[2].name.as_str(), c[2].new), ("old.pigsty.test", None));
-        assert!(changes("not json").is_empty());
+        assert!(changes(&Diff::default()).is_empty());
     }
 
     /// A fake clock that advances by each sleep.
@@ -457,7 +358,7 @@ Cache=no
         runner: &mut crate::sys::runner::ScriptedRunner,
         adapter: AdapterName,
         changes: &[Change],
-    ) -> (String, bool) {
+    ) -> Waited {
         let g = generation();
         let now = std::cell::Cell::new(Duration::ZERO);
         let host = Native {
@@ -496,7 +397,7 @@ Cache=no
                 new: Some(Ipv4Addr::new(10, 10, 10, 5)),
             },
         ];
-        let (text, all) = run_wait(&mut r, AdapterName::ResolvedLink, &c);
+        let Waited { text, all, .. } = run_wait(&mut r, AdapterName::ResolvedLink, &c);
         assert!(!all, "{text}");
         assert!(
             text.contains("meta.pigsty.test: visible after 0.5 s (10.10.10.11)"),
@@ -525,7 +426,7 @@ Cache=no
                 new: None,
             })
             .collect();
-        let (text, all) = run_wait(&mut r, AdapterName::MacosResolver, &c);
+        let Waited { text, all, .. } = run_wait(&mut r, AdapterName::MacosResolver, &c);
         assert!(all, "{text}");
         assert!(
             text.contains("n0.pigsty.test: visible after 0.0 s (no address)"),
@@ -578,7 +479,11 @@ Cache=no
             hosts_path: "/etc/hosts",
             hosts: &hosts.lines,
         };
-        let (text, all) = wait(&mut r, &host, &g, &c, &mut || now.get(), &mut |d| {
+        let Waited {
+            text,
+            all,
+            shadowed,
+        } = wait(&mut r, &host, &g, &c, &mut || now.get(), &mut |d| {
             now.set(now.get() + d)
         });
         assert!(!all, "{text}");
@@ -592,6 +497,7 @@ Cache=no
             text.contains("db.pigsty.test: visible after 0.0 s (10.10.10.30)"),
             "{text}"
         );
+        assert!(shadowed);
         // Failed at once: no waiting out the cache bound for a name the hosts file answers.
         assert_eq!(now.get(), Duration::ZERO, "{text}");
     }
