@@ -58,8 +58,47 @@ use crate::sys::{Os, SystemRunner};
 use plan::Request;
 
 /// The CLI entry: real runner, real probes, a terminal prompt if there is one. Progress goes to
-/// stderr, so stdout stays the report (and valid JSON with --json).
+/// stderr once the command is done, so stdout stays the report (and valid JSON with --json).
 pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
+    let (res, out) = run_quiet(cmd);
+    for l in &out {
+        eprintln!("{l}");
+    }
+    res
+}
+
+/// What of a route is in place on this host (the default root and journal): `service uninstall`'s
+/// question, answered in this process.
+pub fn presence_here() -> installed::Presence {
+    let place = cli::Where {
+        root: "/".into(),
+        journal_dir: None,
+    };
+    installed::presence(&place.root, &context::journal_dir(&place, Os::this()))
+}
+
+/// `route uninstall --yes` on this host, in this process (`service uninstall --with-route`): Err
+/// carries the progress lines and the error, which the service reports.
+pub fn uninstall_here() -> Result<(), String> {
+    let cmd = RouteCommand::Uninstall {
+        dry_run: false,
+        yes: true,
+        place: cli::Where {
+            root: "/".into(),
+            journal_dir: None,
+        },
+    };
+    let (res, out) = run_quiet(&cmd);
+    res.map(drop).map_err(|e| {
+        let mut lines = out;
+        lines.push(format!("error: {}", e.message));
+        lines.push(format!("next: {}", e.next));
+        lines.join("\n")
+    })
+}
+
+/// `run`, with its progress lines handed back rather than printed.
+fn run_quiet(cmd: &RouteCommand) -> (Result<Report, AppError>, Vec<String>) {
     let mut runner = SystemRunner::default();
     let (place, checks) = cmd.place_and_checks();
     let facts = detect::detect(&place.root, &mut runner);
@@ -69,24 +108,11 @@ pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
         std::io::stdin().read_line(&mut line).is_ok() && matches!(line.trim(), "y" | "Y" | "yes")
     };
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    // macOS always proves the route by the daemon's counters: its default state dir then.
-    let status_file = match checks.and_then(|c| c.state_dir.as_ref()) {
-        Some(d) => Some(d.join(status_file::FILE)),
-        None if facts.os == Os::Macos && checks.is_some() => context::default_status_file(),
-        None => None,
-    };
-    let facts_os = facts.os;
-    // The daemon the route points at: install's --server, else the installed route's.
-    let route_server = match cmd {
-        RouteCommand::Install { server, .. } => Some(*server),
-        _ => journal::read(&context::journal_dir(place, facts.os))
-            .ok()
-            .flatten()
-            .and_then(|j| j.server.parse().ok()),
-    };
+    let journal_dir = context::journal_dir(place, facts.os);
+    let (status_file, state_dir) = daemon_files(cmd, checks, facts.os, &journal_dir);
     let mut ctx = Ctx {
         root: place.root.clone(),
-        journal_dir: context::journal_dir(place, facts.os),
+        journal_dir,
         runner: &mut runner,
         facts,
         preflight: &context::preflight,
@@ -97,17 +123,47 @@ pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
         status_wait: Duration::from_millis(4500),
         check_name: checks.and_then(|c| c.check_name.clone()),
         status_file,
-        state_dir: match (checks, route_server) {
-            (Some(c), Some(server)) => c
-                .state_dir
-                .clone()
-                .or_else(|| context::default_state_dir(facts_os, server)),
-            (Some(c), None) => c.state_dir.clone(),
-            (None, _) => None,
-        },
+        state_dir,
         out: Vec::new(),
     };
-    let res = match cmd {
+    let res = dispatch(&mut ctx, cmd);
+    (res, ctx.out)
+}
+
+/// The daemon's status file and state dir the command reads: `--state-dir`, else (macOS always
+/// proves the route by the daemon's counters) the default state dir, and for the state dir the one
+/// whose daemon runs at the route's server (install's --server, else the installed route's).
+fn daemon_files(
+    cmd: &RouteCommand,
+    checks: Option<&cli::Checks>,
+    os: Os,
+    journal_dir: &std::path::Path,
+) -> (Option<std::path::PathBuf>, Option<std::path::PathBuf>) {
+    let status_file = match checks.and_then(|c| c.state_dir.as_ref()) {
+        Some(d) => Some(d.join(status_file::FILE)),
+        None if os == Os::Macos && checks.is_some() => context::default_status_file(),
+        None => None,
+    };
+    let route_server = match cmd {
+        RouteCommand::Install { server, .. } => Some(*server),
+        _ => journal::read(journal_dir)
+            .ok()
+            .flatten()
+            .and_then(|j| j.server.parse().ok()),
+    };
+    let state_dir = match (checks, route_server) {
+        (Some(c), Some(server)) => c
+            .state_dir
+            .clone()
+            .or_else(|| context::default_state_dir(os, server)),
+        (Some(c), None) => c.state_dir.clone(),
+        (None, _) => None,
+    };
+    (status_file, state_dir)
+}
+
+fn dispatch(ctx: &mut Ctx<'_>, cmd: &RouteCommand) -> Result<Report, AppError> {
+    match cmd {
         RouteCommand::Install {
             server,
             zone,
@@ -129,13 +185,9 @@ pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
                 link_address: link_address.clone(),
                 link_kind: *link_kind,
             };
-            install(&mut ctx, &req, *dry_run, *yes)
+            install(ctx, &req, *dry_run, *yes)
         }
-        RouteCommand::Uninstall { dry_run, yes, .. } => uninstall(&mut ctx, *dry_run, *yes),
-        RouteCommand::Status { .. } => status(&mut ctx),
-    };
-    for l in &ctx.out {
-        eprintln!("{l}");
+        RouteCommand::Uninstall { dry_run, yes, .. } => uninstall(ctx, *dry_run, *yes),
+        RouteCommand::Status { .. } => status(ctx),
     }
-    res
 }

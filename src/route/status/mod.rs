@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::context::Ctx;
 use super::dnsinfo;
-use super::installed::orphans;
+use super::installed::{Presence, presence};
 use super::journal::{self, Journal};
 use crate::defaults::ZONE;
 use crate::error::AppError;
@@ -193,12 +193,11 @@ pub fn status(ctx: &mut Ctx<'_>) -> Result<Report, AppError> {
     let items = status_items(ctx);
     let ok = items.iter().all(|i| i.ok);
     let text = text(&items);
-    // An unreadable journal counts as installed: never let a teardown assume the route is gone.
-    let (installed, adapter, server) = match journal::read(&ctx.journal_dir) {
-        Ok(Some(j)) => (true, Some(j.adapter), Some(j.server)),
-        Ok(None) => (!orphans(&ctx.root).is_empty(), None, None),
-        Err(_) => (true, None, None),
-    };
+    let Presence {
+        installed,
+        adapter,
+        server,
+    } = presence(&ctx.root, &ctx.journal_dir);
     let json = StatusReport {
         format: FORMAT,
         ok,
