@@ -1,4 +1,5 @@
-//! One verification check's result, and the polling every check that waits for a resolver shares.
+//! One verification check's result, one `route status` item (a verdict and what to do next), and the
+//! polling every check that waits for a resolver shares.
 
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,24 @@ pub fn check(name: &str, ok: bool, detail: impl Into<String>) -> Check {
         check: name.into(),
         ok,
         detail: detail.into(),
+    }
+}
+
+/// One `route status` verdict, and what to do when it failed.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    pub item: String,
+    pub ok: bool,
+    pub verdict: String,
+    pub next: String,
+}
+
+pub fn item(i: &str, ok: bool, verdict: impl Into<String>, next: impl Into<String>) -> Item {
+    Item {
+        item: i.into(),
+        ok,
+        verdict: verdict.into(),
+        next: next.into(),
     }
 }
 

@@ -252,8 +252,7 @@ pub use flatfile::{ResolverFile, read_dir, read_file};
 /// `domain` is `zone` or a name under it: mDNSResponder picks the resolver with the longest matching
 /// domain, so one for `db.pigsty.test` takes that subtree away from the zone's.
 pub fn within(domain: &str, zone: &str) -> bool {
-    let (d, z) = (norm(domain), norm(zone));
-    d == z || d.ends_with(&format!(".{z}"))
+    crate::name::in_zone(&norm(domain), &norm(zone))
 }
 
 impl ResolverFile {

@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use super::adapter::{self, AdapterName, Family};
+use super::check::{Item, item};
 use super::context::Ctx;
 use super::files::under;
 use super::live::{self, Live};
@@ -20,25 +21,6 @@ use crate::hosts::{
     ZoneAnswers,
 };
 use crate::sys::Os;
-
-/// One status verdict (`route status` makes it an item; kept here as plain fields so this file does
-/// not import the status module, which verifies through [`default_check_name`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
-    pub item: String,
-    pub ok: bool,
-    pub verdict: String,
-    pub next: String,
-}
-
-fn item(i: &str, ok: bool, verdict: impl Into<String>, next: impl Into<String>) -> Item {
-    Item {
-        item: i.into(),
-        ok,
-        verdict: verdict.into(),
-        next: next.into(),
-    }
-}
 
 /// The live generation's answers, as the findings read them.
 impl ZoneAnswers for Live {

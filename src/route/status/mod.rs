@@ -24,22 +24,7 @@ use crate::output::{FORMAT, Report};
 pub use routed::Route;
 pub use unrouted::Unrouted;
 
-#[derive(Serialize, Debug)]
-pub struct Item {
-    pub item: String,
-    pub ok: bool,
-    pub verdict: String,
-    pub next: String,
-}
-
-pub fn item(i: &str, ok: bool, verdict: impl Into<String>, next: impl Into<String>) -> Item {
-    Item {
-        item: i.into(),
-        ok,
-        verdict: verdict.into(),
-        next: next.into(),
-    }
-}
+pub use super::check::{Item, item};
 
 /// An item while no journal is there: none, one or more verdicts (an item that does not apply to this
 /// host gives none).
