@@ -302,7 +302,8 @@ impl StateDir {
     /// Seals `set` as the next serial unless the newest good generation has the same records and, when a
     /// server of this state dir runs, it is what that server serves. The next serial is above every file
     /// on disk and above the serial the state dir's server last served (its status file), so a deleted
-    /// file never lets a serial repeat and a server never sees a new generation below its own.
+    /// file never lets a serial repeat and a server never sees a new generation below its own. (Over 80
+    /// lines: every step runs under the one writer lock, in the order the no-replace rule needs.)
     pub fn commit(
         &self,
         set: RecordSet,

@@ -137,6 +137,8 @@ mod batched {
 
     /// Receives up to [`BATCH`] datagrams, answers each, sends the answers in one `sendmmsg` (per
     /// datagram: to its own source, from this socket, so from the address the query was sent to).
+    /// (Over 80 lines: the `mmsghdr` arrays and the buffers they point into are set up and used in one
+    /// scope, so the pointers never outlive what they point at.)
     pub(super) fn serve(
         sock: &StdUdpSocket,
         zone: &ArcSwap<ZoneView>,
