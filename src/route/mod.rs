@@ -21,26 +21,26 @@
 //! generations.
 
 pub mod adapter;
-pub mod check;
-pub mod cli;
-pub mod context;
-pub mod counters;
+pub(crate) mod check;
+pub(crate) mod cli;
+pub(crate) mod context;
+pub(crate) mod counters;
 pub mod detect;
 pub mod dnsinfo;
-pub mod family;
+pub(crate) mod family;
 pub mod files;
-pub mod hosts_view;
-pub mod install;
+pub(crate) mod hosts_view;
+pub(crate) mod install;
 pub mod installed;
 pub mod journal;
 pub mod lifecycle;
-pub mod lifecycle_probe;
-pub mod live;
+pub(crate) mod lifecycle_probe;
+pub(crate) mod live;
 pub mod plan;
-pub mod status;
-pub mod uninstall;
-pub mod verify;
-pub mod visible;
+pub(crate) mod status;
+pub(crate) mod uninstall;
+pub(crate) mod verify;
+pub(crate) mod visible;
 
 use std::io::IsTerminal;
 use std::time::Duration;

@@ -21,8 +21,8 @@ use super::live::Live;
 use crate::generation::Generation;
 use crate::sys::Runner;
 
-pub use mdns::{MACOS_NEGATIVE_CEILING_SECS, MACOS_NEGATIVE_FLOOR_SECS, MACOS_PURGE};
-pub use resolved::resolved_caching;
+#[cfg(test)]
+pub(crate) use resolved::resolved_caching;
 
 /// What this host's resolver caches of the daemon's answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
