@@ -32,6 +32,9 @@
 //!   [`transport`], [`resolved_conf`] (systemd-resolved's settings as systemd reads them), [`text`]
 //!   (values quoted in messages, cut to a bound), and [`sys`], the host layer (atomic writes, users,
 //!   locks, the platform, systemd's version and unit state, running programs).
+//!
+//! Unit tests sit inline in a `#[cfg(test)] mod tests` up to about 150 lines; a longer test module is
+//! its own file, the child `tests` of the module it tests (`x/tests.rs`, `x/tests/` when it has parts).
 
 pub mod answer;
 pub mod commands;

@@ -434,5 +434,4 @@ pub fn summary(
 }
 
 #[cfg(test)]
-#[path = "findings_tests.rs"]
 mod tests;

@@ -407,5 +407,4 @@ fn finding_item(f: &Finding) -> Item {
 }
 
 #[cfg(test)]
-#[path = "hosts_view_tests.rs"]
 mod tests;

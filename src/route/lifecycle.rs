@@ -528,5 +528,4 @@ pub fn crash_point(what: &str) {
 }
 
 #[cfg(test)]
-#[path = "lifecycle_tests.rs"]
 mod tests;
