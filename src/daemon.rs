@@ -180,7 +180,7 @@ type Notifier = crate::transfer::notify::Notifier;
 type Transfers = crate::transfer::Transfers;
 
 /// The server, once the state dir is ours: bind → load the newest good generation → notify → run the
-/// loops until a signal → drain.
+/// loops until a signal → drain. (Over 80 lines: the start-up order is the point, read in one place.)
 async fn serve(
     o: ServeOptions,
     dir: StateDir,

@@ -3,10 +3,14 @@
 use sha2::{Digest, Sha256};
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// A digest's bytes as lowercase hex (also for a hash fed piece by piece).
+pub fn hex(digest: &[u8]) -> String {
     use std::fmt::Write as _;
-    let d = Sha256::digest(bytes);
-    let mut s = String::with_capacity(64);
-    for b in d {
+    let mut s = String::with_capacity(2 * digest.len());
+    for b in digest {
         let _ = write!(s, "{b:02x}");
     }
     s

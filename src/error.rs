@@ -46,6 +46,9 @@ pub struct AppError {
     /// Output that still belongs on stdout before the error (e.g. `status` of a stopped server).
     #[serde(skip)]
     pub report: Option<String>,
+    /// The same report's JSON object, for `--json` (its fields follow the error's).
+    #[serde(skip)]
+    pub json_report: Option<serde_json::Value>,
 }
 
 impl AppError {
@@ -55,6 +58,7 @@ impl AppError {
             message: message.into(),
             next: next.into(),
             report: None,
+            json_report: None,
         }
     }
 
@@ -62,6 +66,29 @@ impl AppError {
     pub fn with_report(mut self, report: crate::output::Report) -> Self {
         self.report = Some(report.text);
         self
+    }
+
+    /// Keeps the report in both forms: its text goes to stdout before the error, and with `--json` its
+    /// fields follow the error's in the one object printed (`status` of a stopped server: the probes
+    /// and the status file, as the text form shows them).
+    pub fn with_full_report(mut self, report: crate::output::Report) -> Self {
+        self.json_report = serde_json::from_str(&report.render(true))
+            .ok()
+            .filter(serde_json::Value::is_object);
+        self.with_report(report)
+    }
+
+    /// The error object `--json` prints: the class, message and next, then the report's fields.
+    pub fn json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_else(|_| serde_json::json!({}));
+        if let (Some(o), Some(serde_json::Value::Object(r))) =
+            (v.as_object_mut(), &self.json_report)
+        {
+            for (k, f) in r {
+                o.entry(k.clone()).or_insert_with(|| f.clone());
+            }
+        }
+        v
     }
 
     /// Bad input in `file` (exit 8).

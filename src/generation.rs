@@ -178,22 +178,9 @@ pub struct Claim {
     pub record_digest: String,
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(digest: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::with_capacity(64);
-    for b in digest {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
-}
-
-pub fn sha256_of(bytes: &[u8]) -> String {
-    sha256_hex(bytes)
-}
+/// The digest the generation files carry, under the name the integration tests use.
+pub use crate::digest::sha256_hex as sha256_of;
+use crate::digest::{hex, sha256_hex};
 
 /// The record digest covers exactly what a client can see: zone, TTLs, SOA/NS settings and every
 /// name → address pair and every address → name PTR. Sources and comments are not served, so they do

@@ -12,7 +12,8 @@
 //!   streaming YAML reader, [`inventory`] Barn's inventory rules, [`name`] DNS name rules and the zone
 //!   mapping, [`records`] address rules, conflicts and diffs.
 //! - Generations: [`generation`] the sealed on-disk format and its digests, [`store`] the state
-//!   directory (locks, history, pruning), [`zone_view`] the read-only view answered from (holding
+//!   directory (locks, history, pruning, and `store::place`, the one rule for where it is),
+//!   [`zone_view`] the read-only view answered from (holding
 //!   [`reverse_view`], the reverse zone of the same generation; [`view_error`] is why either refuses a
 //!   generation), [`wire`] the
 //!   DNS wire numbers shared by the view and the answering core.
@@ -24,11 +25,16 @@
 //!   `status`), each returning an [`output::Report`].
 //! - Installers: [`route`] (OS resolver → daemon) and [`service`] (systemd / launchd). They talk to the
 //!   daemon only over DNS ([`probe`]) and through its status file ([`status_file`]); route also reads
-//!   its stored generations for the reverse zone.
+//!   its stored generations for the reverse zone, and [`hosts`] (the hosts file and nsswitch.conf: what
+//!   answers a name before the zone). `service uninstall` calls the route in this process.
 //! - Shared by all: [`defaults`] (listen address, zone, TTLs, limits, environment names), [`output`]
 //!   (the JSON format number, stable JSON, reports), [`error`] (classes and exit codes), [`digest`],
-//!   [`transport`], [`resolved_conf`] (systemd-resolved's settings as systemd reads them), and [`sys`], the host layer (atomic writes, users, locks, the platform, systemd's
-//!   version, running programs).
+//!   [`transport`], [`resolved_conf`] (systemd-resolved's settings as systemd reads them), [`text`]
+//!   (values quoted in messages, cut to a bound), and [`sys`], the host layer (atomic writes, users,
+//!   locks, the platform, systemd's version and unit state, running programs).
+//!
+//! Unit tests sit inline in a `#[cfg(test)] mod tests` up to about 150 lines; a longer test module is
+//! its own file, the child `tests` of the module it tests (`x/tests.rs`, `x/tests/` when it has parts).
 
 pub mod answer;
 pub mod commands;

@@ -129,7 +129,7 @@ fn report(e: &AppError, json: bool) -> ExitCode {
         print!("{r}");
     }
     if json {
-        print!("{}", to_json(e));
+        print!("{}", to_json(&e.json()));
     } else {
         eprintln!("error: {}", e.message);
         eprintln!("next: {}", e.next);

@@ -269,8 +269,9 @@ pub fn fold_and_place_owned(mut valid: String, zone: &Zone) -> (String, bool) {
     (valid, served)
 }
 
-/// Whether a folded dotted name is the apex or under it.
-fn in_zone(name: &str, z: &str) -> bool {
+/// Whether a folded dotted name is the zone `z` (folded too) or a name under it: the one test of "a
+/// name at or under the zone" (the answering core keeps a byte version on its hot path).
+pub fn in_zone(name: &str, z: &str) -> bool {
     name == z
         || (name.len() > z.len()
             && name.ends_with(z)

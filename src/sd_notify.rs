@@ -72,7 +72,11 @@ fn send_abstract(sock: &UnixDatagram, name: &str, msg: &str) -> io::Result<usize
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn send_abstract(_sock: &UnixDatagram, name: &str, _msg: &str) -> io::Result<usize> {
+use no_abstract_sockets as send_abstract;
+
+/// Where abstract sockets do not exist (macOS). Compiled on Linux for its test.
+#[cfg(any(not(any(target_os = "linux", target_os = "android")), test))]
+fn no_abstract_sockets(_sock: &UnixDatagram, name: &str, _msg: &str) -> io::Result<usize> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
         format!("abstract socket @{name} exists only on Linux"),
@@ -89,6 +93,14 @@ mod tests {
         let mut buf = [0u8; 512];
         let n = sock.recv(&mut buf).unwrap();
         String::from_utf8_lossy(&buf[..n]).into_owned()
+    }
+
+    #[test]
+    fn without_abstract_sockets_the_error_says_so() {
+        let (a, _b) = UnixDatagram::pair().unwrap();
+        let e = no_abstract_sockets(&a, "x", "READY=1").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+        assert!(e.to_string().contains("@x exists only on Linux"), "{e}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::sys::fs::write_new;
 use crate::sys::lock::try_lock;
 use crate::sys::user::euid;
 
+pub mod place;
 mod serial;
 pub use serial::{MAX_SERIAL_STEP, PassedOver, fix_for, serial_step_error};
 use serial::{next_serial, serial_base};
@@ -65,32 +66,17 @@ impl StoreError {
     }
 }
 
-/// The per-user state dir below a home directory on macOS.
-pub const MACOS_STATE_DIR: &str = "Library/Application Support/pigsty-dns";
-
-/// Where the state dir is: the flag, else `$PIGSTY_DNS_STATE_DIR`, else the platform's per-user state dir.
+/// Where the state dir is: the flag, else the one rule of [`place::default_dir`]
+/// (`$PIGSTY_DNS_STATE_DIR`, else the platform's per-user state dir).
 pub fn resolve(flag: Option<&Path>) -> Result<PathBuf, StoreError> {
     if let Some(p) = flag {
         return Ok(p.to_path_buf());
     }
-    if let Some(p) = std::env::var_os(crate::defaults::ENV_STATE_DIR).filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(p));
-    }
-    let home = std::env::var_os("HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    if cfg!(target_os = "macos") {
-        if let Some(h) = home {
-            return Ok(h.join(MACOS_STATE_DIR));
+    place::default_dir(crate::sys::Os::this(), &place::process_env).ok_or_else(|| {
+        StoreError::Usage {
+            message: "no state directory: HOME is not set".into(),
+            next: "give --state-dir DIR or set PIGSTY_DNS_STATE_DIR".into(),
         }
-    } else if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(x).join("pigsty-dns"));
-    } else if let Some(h) = home {
-        return Ok(h.join(".local/state/pigsty-dns"));
-    }
-    Err(StoreError::Usage {
-        message: "no state directory: HOME is not set".into(),
-        next: "give --state-dir DIR or set PIGSTY_DNS_STATE_DIR".into(),
     })
 }
 
@@ -319,7 +305,8 @@ impl StateDir {
     /// Seals `set` as the next serial unless the newest good generation has the same records and, when a
     /// server of this state dir runs, it is what that server serves. The next serial is above every file
     /// on disk and above the serial the state dir's server last served (its status file), so a deleted
-    /// file never lets a serial repeat and a server never sees a new generation below its own.
+    /// file never lets a serial repeat and a server never sees a new generation below its own. (Over 80
+    /// lines: every step runs under the one writer lock, in the order the no-replace rule needs.)
     pub fn commit(
         &self,
         set: RecordSet,

@@ -7,12 +7,14 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crate::error::{AppError, Class};
-use crate::generation::{self, Generation};
+use crate::generation::{self, DiffBase, Generation};
 use crate::input::{self, ViewInfo};
 use crate::inventory::View;
 use crate::name::Zone;
 use crate::output::Report;
 use crate::probe::{self, ProbeError, SoaAnswer};
+use crate::records::{Change, Diff};
+use crate::route::visible;
 use crate::status_file;
 use crate::store::{self, StateDir};
 use crate::transport::Transport;
@@ -32,20 +34,54 @@ pub struct LoadOptions<'a> {
     pub server: Option<SocketAddr>,
     /// `--require-live`: exit 5 unless a server serves the new serial.
     pub require_live: bool,
-    /// `--wait-visible`: poll this host's native path for every changed name (commands/visible.rs).
+    /// `--wait-visible`: poll this host's native path for every changed name (route/visible.rs).
     pub wait_visible: bool,
 }
 
-/// Validates and stores; the report, and the generation when one was stored.
-pub fn store(o: &LoadOptions<'_>) -> Result<(Report, Option<Rc<Generation>>), AppError> {
+/// What a store hands on: the report, the generation when one was stored, and the names it changed
+/// (for `--wait-visible`; empty without it).
+type Stored = (Report, Option<Rc<Generation>>, Vec<Change>);
+
+/// Validates and stores.
+pub fn store(o: &LoadOptions<'_>) -> Result<Stored, AppError> {
     check_ttls(o.ttl, o.negative_ttl)?;
     let (set, input, info) = input::read_as(o.path, o.zone, o.reading)?;
     let dir = StateDir::open(&store::resolve(o.state_dir)?, !o.dry_run)?;
     let outcome = dir.commit(set, o.ttl, o.negative_ttl, input, o.dry_run)?;
+    let changes = if o.wait_visible {
+        changed_names(&outcome)
+    } else {
+        vec![]
+    };
     let (mut report, stored) = report::outcome(outcome, dir.root());
     name_the_view(&mut report, &info);
     note_passed_over(&mut report, &dir.passed_over()?);
-    Ok((report, stored))
+    Ok((report, stored, changes))
+}
+
+/// The names a store changed, as `--wait-visible` polls them, taken from the typed outcome (not from
+/// the report, whose JSON is tens of megabytes at 100,000 names).
+fn changed_names(outcome: &store::Outcome) -> Vec<Change> {
+    let (store::Outcome::Stored {
+        generation,
+        previous,
+        ..
+    }
+    | store::Outcome::WouldStore {
+        generation,
+        previous,
+    }) = outcome
+    else {
+        return vec![];
+    };
+    let diff = Diff::of(
+        previous.iter().flat_map(DiffBase::records),
+        generation
+            .records
+            .iter()
+            .map(|r| (r.name.as_str(), r.address)),
+    );
+    visible::changes(&diff)
 }
 
 /// A Pigsty config's view is named first, with its notes (a projection's output stays as it was).
@@ -90,16 +126,16 @@ fn note_passed_over(report: &mut Report, files: &[store::PassedOver]) {
 
 /// The whole command: store, then confirm live.
 pub fn run(o: &LoadOptions<'_>) -> Result<Report, AppError> {
-    let (report, stored) = store(o)?;
+    let (report, stored, changes) = store(o)?;
     let Some(g) = stored else { return Ok(report) };
     let root = store::resolve(o.state_dir)?;
     let addr = status_file::server_addr(o.server, Some(&root));
     // Without --server, only a server recorded as running for this state dir can serve it.
     let known = o.server.is_some() || status_file::running(&root).is_some();
-    let mut report = confirm_live(report, &g, addr, &root, o.zone, known, o.require_live)?;
-    super::visible::after_live(&mut report, &g);
+    let (mut report, live) = confirm_live(report, &g, addr, &root, o.zone, known, o.require_live)?;
+    visible::after_live(&mut report, &g, live);
     if o.wait_visible {
-        return super::visible::wait_visible(report, &g);
+        return visible::wait_visible(report, &g, &changes);
     }
     Ok(report)
 }
@@ -203,7 +239,8 @@ pub fn wait_live(
     .map_err(|e| AppError::new(Class::Runtime, e.to_string(), "try again"))
 }
 
-/// After a store: ask the server until it serves the new serial (bounded), and say what happened.
+/// After a store: ask the server until it serves the new serial (bounded), and say what happened;
+/// the report, and whether the serial is live.
 fn confirm_live(
     mut report: Report,
     g: &Generation,
@@ -212,7 +249,7 @@ fn confirm_live(
     zone: &Zone,
     probe: bool,
     require_live: bool,
-) -> Result<Report, AppError> {
+) -> Result<(Report, bool), AppError> {
     let liveness = if probe {
         let want = Wanted {
             serial: g.serial,
@@ -233,14 +270,14 @@ fn confirm_live(
     ]);
     report.text.push_str(&line);
     match liveness {
-        Liveness::Live => Ok(report),
+        Liveness::Live => Ok((report, true)),
         Liveness::NoServer(why) if require_live => Err(AppError::new(
             Class::Partial,
             format!("serial {} is stored but not live: {why}", g.serial),
             "start it: pigsty-dns serve (or give --server)",
         )
         .with_report(report)),
-        Liveness::NoServer(_) => Ok(report),
+        Liveness::NoServer(_) => Ok((report, false)),
         _ => Err(not_live(&liveness, g.serial, addr, root, zone).with_report(report)),
     }
 }

@@ -9,7 +9,6 @@ pub mod load;
 pub mod report;
 pub mod rollback;
 pub mod status;
-pub mod visible;
 
 pub use export::{ExportFormat, ZoneOf};
 pub use load::LoadOptions;

@@ -255,5 +255,5 @@ fn not_running(verdict: &str, addr: SocketAddr, report: Report) -> AppError {
         format!("pigsty-dns at {addr}: {verdict}"),
         "start it with pigsty-dns serve (or check --server / --state-dir)",
     )
-    .with_report(report)
+    .with_full_report(report)
 }

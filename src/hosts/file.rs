@@ -463,5 +463,4 @@ fn cut(s: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "file_tests.rs"]
 mod tests;

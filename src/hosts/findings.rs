@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::file::{BarnBlock, HostsError, HostsFile, HostsLine, LineClass};
 use super::nss::{FilesOrder, NssHosts};
 use crate::generation::Generation;
+use crate::name::in_zone;
 use crate::records::{Ptr, Record};
 use crate::reverse_view::ptr_owner;
 
@@ -153,13 +154,6 @@ impl NssSummary {
 /// One trailing dot off, ASCII lowercase: how a hosts name is compared with the zone.
 fn fold(name: &str) -> String {
     name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase()
-}
-
-fn in_zone(name: &str, zone: &str) -> bool {
-    name == zone
-        || (name.len() > zone.len()
-            && name.ends_with(zone)
-            && name.as_bytes()[name.len() - zone.len() - 1] == b'.')
 }
 
 /// What the finding's words need beyond the line.
@@ -440,5 +434,4 @@ pub fn summary(
 }
 
 #[cfg(test)]
-#[path = "findings_tests.rs"]
 mod tests;

@@ -504,5 +504,4 @@ pub fn resolved_reads_etc_hosts(texts: &[&str]) -> bool {
 }
 
 #[cfg(test)]
-#[path = "nss_tests.rs"]
 mod tests;

@@ -10,12 +10,12 @@ use super::adapter::Step;
 use super::cli::Where;
 use super::detect::Facts;
 use super::{files, journal};
-use crate::defaults::ENV_STATE_DIR;
 use crate::error::{AppError, Class};
 use crate::name::Zone;
 use crate::probe;
 use crate::status_file;
-use crate::sys::{Os, Runner, user};
+use crate::store::place;
+use crate::sys::{Os, Runner};
 use crate::transport::Transport;
 
 /// The zone's SOA over UDP and TCP at the address; Ok(serial).
@@ -98,43 +98,20 @@ pub fn needs_root() -> AppError {
     )
 }
 
-/// macOS, without `--state-dir`: the status file of the daemon's default state dir —
-/// `$PIGSTY_DNS_STATE_DIR`, else `~/Library/Application Support/pigsty-dns` of the user who ran sudo
-/// (root's own home holds no daemon), else of `$HOME`.
+/// macOS, without `--state-dir`: the status file of the daemon's default state dir — the first of
+/// the state-dir rule's candidates (`$PIGSTY_DNS_STATE_DIR`, else that of the user who ran sudo, else
+/// of `$HOME`).
 pub fn default_status_file() -> Option<PathBuf> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    let dir = match env(ENV_STATE_DIR) {
-        Some(d) => PathBuf::from(d),
-        None => {
-            let home = env("SUDO_USER")
-                .and_then(|u| user::home_of(&u.to_string_lossy()))
-                .or_else(|| env("HOME").map(PathBuf::from))?;
-            home.join(crate::store::MACOS_STATE_DIR)
-        }
-    };
-    Some(dir.join(status_file::FILE))
+    place::candidates_here(Os::Macos)
+        .into_iter()
+        .next()
+        .map(|d| d.join(status_file::FILE))
 }
 
-/// Without `--state-dir`: the state dir of the daemon at `server`, among `$PIGSTY_DNS_STATE_DIR`, the
-/// platform state dir of the user who ran sudo, that of `$HOME`, and the system unit's
-/// `/var/lib/pigsty-dns` — the first whose status file says its server runs there.
+/// Without `--state-dir`: the state dir of the daemon at `server`, among the state-dir rule's
+/// candidates — the first whose status file says its server runs there.
 pub fn default_state_dir(os: Os, server: SocketAddr) -> Option<PathBuf> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    let below = match os {
-        Os::Macos => crate::store::MACOS_STATE_DIR,
-        _ => ".local/state/pigsty-dns",
-    };
-    let mut cands: Vec<PathBuf> = env(ENV_STATE_DIR).map(PathBuf::from).into_iter().collect();
-    if let Some(h) = env("SUDO_USER").and_then(|u| user::home_of(&u.to_string_lossy())) {
-        cands.push(h.join(below));
-    }
-    if let Some(h) = env("HOME") {
-        cands.push(PathBuf::from(h).join(below));
-    }
-    if os == Os::Linux {
-        cands.push(PathBuf::from("/var/lib/pigsty-dns"));
-    }
-    cands.into_iter().find(|d| {
+    place::candidates_here(os).into_iter().find(|d| {
         status_file::read(d).is_some_and(|s| s.is_running() && s.listen.contains(&server))
     })
 }

@@ -9,7 +9,8 @@
 
 use std::path::Path;
 
-use super::adapter::AdapterName;
+use super::adapter::{self, AdapterName, Family};
+use super::check::{Item, item};
 use super::context::Ctx;
 use super::files::under;
 use super::live::{self, Live};
@@ -20,25 +21,6 @@ use crate::hosts::{
     ZoneAnswers,
 };
 use crate::sys::Os;
-
-/// One status verdict (`route status` makes it an item; kept here as plain fields so this file does
-/// not import the status module, which verifies through [`default_check_name`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
-    pub item: String,
-    pub ok: bool,
-    pub verdict: String,
-    pub next: String,
-}
-
-fn item(i: &str, ok: bool, verdict: impl Into<String>, next: impl Into<String>) -> Item {
-    Item {
-        item: i.into(),
-        ok,
-        verdict: verdict.into(),
-        next: next.into(),
-    }
-}
 
 /// The live generation's answers, as the findings read them.
 impl ZoneAnswers for Live {
@@ -94,7 +76,7 @@ fn read_text(root: &Path, abs: &str) -> Option<String> {
 /// dnsmasq, NM writes resolv.conf itself (its dnsmasq at 127.0.0.1), which the adapter's detection
 /// already requires.
 fn dns_reaches_route(root: &Path, adapter: AdapterName) -> bool {
-    if adapter == AdapterName::NmDnsmasq {
+    if adapter::family(adapter) == Family::NmDnsmasq {
         return true;
     }
     let path = under(root, RESOLV_CONF);
@@ -106,10 +88,7 @@ fn dns_reaches_route(root: &Path, adapter: AdapterName) -> bool {
 }
 
 fn is_resolved(a: AdapterName) -> bool {
-    matches!(
-        a,
-        AdapterName::ResolvedLink | AdapterName::ResolvedDelegate | AdapterName::ResolvedGlobal
-    )
+    matches!(adapter::family(a), Family::Resolved(_))
 }
 
 /// Reads nsswitch.conf under the root, and what it means for a route of `adapter` (if any).
@@ -120,7 +99,7 @@ fn read_nss(root: &Path, zone: &str, adapter: Option<AdapterName>) -> Nss {
         None => Ok(NssHosts::glibc_default()),
     };
     let effect = match (&hosts, adapter) {
-        (Ok(h), Some(a)) if a != AdapterName::MacosResolver => {
+        (Ok(h), Some(a)) if adapter::family(a) != Family::Mdns => {
             Some(h.route_effect(zone, dns_reaches_route(root, a)))
         }
         _ => None,
@@ -428,5 +407,4 @@ fn finding_item(f: &Finding) -> Item {
 }
 
 #[cfg(test)]
-#[path = "hosts_view_tests.rs"]
 mod tests;

@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::adapter::AdapterName;
-use super::adapter::Step;
+use super::adapter::{self, Family, Step};
 use super::context::{Ctx, needs_root};
 use super::files::{self, Existing};
 use super::hosts_view::{self, View};
@@ -287,7 +286,7 @@ fn preflight(
         refuse_another_route(j, plan, jpath)?;
     }
     let serial = daemon_serial(ctx, req)?;
-    if plan.adapter == AdapterName::MacosResolver {
+    if adapter::family(plan.adapter) == Family::Mdns {
         check_status_file(ctx, plan)?;
     }
     Ok(Preflight { previous, serial })
@@ -325,7 +324,7 @@ fn refuse_claimants(plan: &Plan) -> Result<(), AppError> {
         ),
         if first.stale_ours {
             "sudo pigsty-dns route uninstall --yes removes pigsty-dns's stale temporary file; then install again".to_string()
-        } else if plan.adapter != AdapterName::MacosResolver {
+        } else if adapter::family(plan.adapter) != Family::Mdns {
             lifecycle::refusal_next(&plan.claimants)
         } else {
             format!(

@@ -5,10 +5,10 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use super::adapter::link::DEFAULT_LINK_ADDRESS;
-use super::adapter::{self, LinkKind, Params, Variant, link::DEFAULT_LINK, macos};
+use super::adapter::{self, AdapterName, LinkKind, Params, Variant, link::DEFAULT_LINK, macos};
 use super::detect::Facts;
 use super::files::{self, Owned};
-use super::journal::Journal;
+use super::journal::{self, Journal};
 use crate::defaults::{LISTEN, ZONE};
 
 fn cidr(s: &str) -> Option<(Ipv4Addr, u8)> {
@@ -130,6 +130,32 @@ pub fn params_from_markers(found: &[(PathBuf, Owned)], f: &Facts) -> Params {
             Variant::Runtime
         },
         ..base
+    }
+}
+
+/// Whether anything of a route is in place: what `service uninstall` asks before it stops the
+/// daemon, and `route status --json` tells `deploy/debian/prerm`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Presence {
+    /// A journal, or files with the ownership marker without one.
+    pub installed: bool,
+    pub adapter: Option<AdapterName>,
+    /// The server the route sends the zone to, from its journal.
+    pub server: Option<String>,
+}
+
+/// What of a route is in place under `root`, by its journal in `journal_dir`, else by the ownership
+/// marker. An unreadable journal counts as installed: never let a teardown assume the route is gone.
+pub fn presence(root: &Path, journal_dir: &Path) -> Presence {
+    let (installed, adapter, server) = match journal::read(journal_dir) {
+        Ok(Some(j)) => (true, Some(j.adapter), Some(j.server)),
+        Ok(None) => (!orphans(root).is_empty(), None, None),
+        Err(_) => (true, None, None),
+    };
+    Presence {
+        installed,
+        adapter,
+        server,
     }
 }
 

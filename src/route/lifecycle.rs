@@ -26,41 +26,11 @@ fn finding(verdict: impl Into<String>, next: impl Into<String>) -> Finding {
 
 // ---------------------------------------------------------------- the daemon
 
-/// What `systemctl show pigsty-dns.service -p LoadState,ActiveState,SubState,Result,UnitFileState,
-/// ExecMainStartTimestampMonotonic` says (`Key=Value` lines).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UnitState {
-    pub load: String,
-    pub active: String,
-    pub sub: String,
-    pub result: String,
-    pub file_state: String,
-    /// The main process was started at least once since boot.
-    pub ever_started: bool,
-}
+pub use crate::sys::systemd::{SHOW_PROPS as UNIT_PROPS, UnitState};
 
-/// The properties `unit_state` reads, for `systemctl show -p`.
-pub const UNIT_PROPS: &str =
-    "LoadState,ActiveState,SubState,Result,UnitFileState,ExecMainStartTimestampMonotonic";
-
+/// The unit's state from `systemctl show`; `None` when systemd has no such unit.
 pub fn unit_state(show: &str) -> Option<UnitState> {
-    let mut u = UnitState::default();
-    for line in show.lines() {
-        let Some((k, v)) = line.split_once('=') else {
-            continue;
-        };
-        let v = v.trim().to_string();
-        match k.trim() {
-            "LoadState" => u.load = v,
-            "ActiveState" => u.active = v,
-            "SubState" => u.sub = v,
-            "Result" => u.result = v,
-            "UnitFileState" => u.file_state = v,
-            "ExecMainStartTimestampMonotonic" => u.ever_started = v != "0" && !v.is_empty(),
-            _ => {}
-        }
-    }
-    (!u.load.is_empty() && u.load != "not-found").then_some(u)
+    Some(crate::sys::systemd::parse_show(show)).filter(UnitState::is_loaded)
 }
 
 /// A user unit (`~USER/.config/systemd/user/pigsty-dns.service`): whether the user lingers, and
@@ -198,7 +168,7 @@ pub fn daemon_down(f: &DaemonFacts, server: SocketAddr, why: &str) -> Finding {
         (DownKind::Crashed, Some(_), _) => {
             format!("sudo systemctl restart {UNIT} (why it died: journalctl -u {UNIT} -n 50)")
         }
-        (DownKind::NeverStarted, Some(u), _) if u.file_state != "enabled" => {
+        (DownKind::NeverStarted, Some(u), _) if u.enabled != "enabled" => {
             format!("sudo systemctl enable --now {UNIT}")
         }
         (DownKind::NotAnswering, Some(_), _) => format!(
@@ -339,10 +309,9 @@ fn owner_of(label: &str) -> Option<(String, Option<String>)> {
         .map(|d| (format!("delegate {}", d.trim()), None))
 }
 
+/// A routing domain (`~corp.pigsty.test.`) folded as configd's domains are.
 fn norm(d: &str) -> String {
-    d.trim_start_matches('~')
-        .trim_end_matches('.')
-        .to_ascii_lowercase()
+    super::dnsinfo::norm(d.trim_start_matches('~'))
 }
 
 /// The scopes of `resolvectl domain` output that claim one of `zones` or a subdomain of one (a `~.`
@@ -364,8 +333,8 @@ pub fn claims<Z: AsRef<str>>(domain_out: &str, zones: &[Z], ours: &str) -> Vec<C
             let n = norm(d);
             for z in zones {
                 let z = norm(z.as_ref());
-                let sub = n.ends_with(&format!(".{z}"));
-                if n == z || sub {
+                if crate::name::in_zone(&n, &z) {
+                    let sub = n != z;
                     v.push(Claim {
                         owner: owner.clone(),
                         link: link.clone(),
@@ -570,5 +539,4 @@ pub fn crash_point(what: &str) {
 }
 
 #[cfg(test)]
-#[path = "lifecycle_tests.rs"]
 mod tests;

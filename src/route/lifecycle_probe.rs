@@ -5,29 +5,18 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use super::adapter::delegate::DELEGATE_ID;
-use super::adapter::{AdapterName, Params};
 use super::context::Ctx;
 use super::dnsinfo::Claim as DnsClaim;
 use super::files::under;
 use super::lifecycle::{self, Claim, DaemonFacts, LinkState, UNIT_PROPS, UserUnit};
-use crate::defaults::ENV_STATE_DIR;
-use crate::sys::{Runner, argv, user};
+use crate::store::place;
+use crate::sys::{Os, Runner, argv, user};
 
 /// The state dirs a daemon at `server` may have written its status file to: the given one first,
-/// then `$PIGSTY_DNS_STATE_DIR`, the invoking user's and `$HOME`'s default, the system one.
-fn candidates(given: Option<&Path>) -> Vec<PathBuf> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    let below = ".local/state/pigsty-dns";
+/// then the state-dir rule's candidates.
+fn candidates(given: Option<&Path>, os: Os) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = given.map(Path::to_path_buf).into_iter().collect();
-    v.extend(env(ENV_STATE_DIR).map(PathBuf::from));
-    if let Some(h) = env("SUDO_USER").and_then(|u| user::home_of(&u.to_string_lossy())) {
-        v.push(h.join(below));
-    }
-    if let Some(h) = env("HOME") {
-        v.push(PathBuf::from(h).join(below));
-    }
-    v.push(PathBuf::from("/var/lib/pigsty-dns"));
+    v.extend(place::candidates_here(os));
     v
 }
 
@@ -57,7 +46,7 @@ fn user_unit(root: &Path) -> Option<UserUnit> {
 
 /// Everything known about a daemon that does not answer at `server`.
 pub fn daemon_facts(ctx: &mut Ctx<'_>, server: SocketAddr) -> DaemonFacts {
-    let cands = candidates(ctx.state_dir.as_deref());
+    let cands = candidates(ctx.state_dir.as_deref(), ctx.facts.os);
     let last = lifecycle::last_status(&cands, server);
     let unit = if ctx.facts.systemd_booted {
         let out = ctx.runner.run(&argv(&[
@@ -107,16 +96,6 @@ pub fn resolved_claims<Z: AsRef<str>>(
         lifecycle::claims(&out.stdout, zones, ours),
         lifecycle::default_route_links(&out.stdout),
     ))
-}
-
-/// Our own scope's label in `resolvectl domain` output, for the adapters that route through resolved.
-pub fn resolved_owner(a: AdapterName, p: &Params) -> Option<String> {
-    match a {
-        AdapterName::ResolvedLink => Some(format!("link {}", p.link)),
-        AdapterName::ResolvedDelegate => Some(format!("delegate {DELEGATE_ID}")),
-        AdapterName::ResolvedGlobal => Some("the global settings".into()),
-        _ => None,
-    }
 }
 
 /// Other resolved scopes that claim `zones`, as install's claimants (none when `resolvectl domain`

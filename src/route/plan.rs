@@ -8,9 +8,10 @@ use serde::Serialize;
 
 use super::adapter::link::{DEFAULT_LINK, DEFAULT_LINK_ADDRESS};
 use super::adapter::macos::TEMP_DIR_FALLBACK;
-use super::adapter::{AdapterName, LinkKind, Params, Render, Step, Variant, flush_steps, render};
+use super::adapter::{self, AdapterName, Family, LinkKind, Params, Render, Step, Variant, render};
 use super::detect::{Driver, Facts};
 use super::dnsinfo::{self, Claim};
+use super::family;
 use super::files::{self, Existing};
 use super::lifecycle_probe;
 use crate::defaults::{MACOS_MDNS_WHY, MDNS_PORT, SUGGESTED_PORT, with_suggested_port};
@@ -300,7 +301,7 @@ pub fn build(
         } else {
             vec![]
         },
-        flush: flush_steps(adapter),
+        flush: family::of_adapter(adapter).flush(),
         warnings,
         notes,
         claimants,
@@ -319,7 +320,7 @@ fn server_warnings(adapter: AdapterName, server: SocketAddr) -> Result<Vec<Strin
                 .into(),
         );
     }
-    if server.port() == MDNS_PORT && adapter == AdapterName::MacosResolver {
+    if server.port() == MDNS_PORT && adapter::family(adapter) == Family::Mdns {
         return Err(AppError::new(
             Class::Usage,
             format!("--server {server}: {MACOS_MDNS_WHY}"),
@@ -434,10 +435,10 @@ fn claimants(
     root: &Path,
     runner: &mut dyn Runner,
 ) -> Vec<Claim> {
-    if let Some(ours) = lifecycle_probe::resolved_owner(adapter, params) {
+    if let Some(ours) = family::of_adapter(adapter).owner(params) {
         return lifecycle_probe::resolved_claimants(runner, &params.zones(), &ours);
     }
-    if adapter != AdapterName::MacosResolver {
+    if adapter::family(adapter) != Family::Mdns {
         return vec![];
     }
     params

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::adapter::{AdapterName, Params, Step, flush_steps, render};
+use super::adapter::{AdapterName, Params, Step, render};
 use super::context::{Ctx, needs_root};
+use super::family;
 use super::files;
 use super::installed::{orphans, params_from, params_from_markers, stale_temps};
 use super::journal::{self, Journal};
@@ -268,7 +269,7 @@ fn take_down(ctx: &mut Ctx<'_>, set: &UndoSet) -> (Vec<String>, Vec<String>) {
     }
     ctx.run_steps(&set.undo).ok();
     if let Some(a) = set.adapter {
-        ctx.run_steps(&flush_steps(a)).ok();
+        ctx.run_steps(&family::of_adapter(a).flush()).ok();
     }
     (removed, left)
 }

@@ -4,8 +4,12 @@
 
 use crate::transport::Transport;
 
-#[cfg(target_os = "linux")]
+/// Who holds `port`; `None` where there is no `/proc` to ask (chosen at run time, so the one body
+/// compiles on every platform).
 pub(super) fn find(transport: Transport, port: u16) -> Option<String> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
     let tables: &[&str] = match transport {
         Transport::Udp => &["/proc/net/udp", "/proc/net/udp6"],
         Transport::Tcp => &["/proc/net/tcp", "/proc/net/tcp6"],
@@ -43,7 +47,6 @@ pub(super) fn find(transport: Transport, port: u16) -> Option<String> {
     Some(format!("a process of uid {uid} (not visible to this user)"))
 }
 
-#[cfg(target_os = "linux")]
 fn process_with_socket(sockets: &[(String, String)]) -> Option<String> {
     // Bounded by the number of processes and their descriptors; only runs after a failed bind.
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
@@ -67,10 +70,5 @@ fn process_with_socket(sockets: &[(String, String)]) -> Option<String> {
             }
         }
     }
-    None
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(super) fn find(_transport: Transport, _port: u16) -> Option<String> {
     None
 }

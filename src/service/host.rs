@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::cli::Common;
-use super::route_seam::{RouteSeam, ShellRoute};
+use super::route_seam::{HostRoute, RouteSeam};
 use super::{launchd, systemd};
 use crate::error::{AppError, Class};
 use crate::name::Zone;
@@ -217,10 +217,7 @@ pub fn with_real<T>(f: impl FnOnce(&mut Host<'_>) -> Result<T, AppError>) -> Res
     let config_home = env_path("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
     let uid = user::euid();
     let mut runner = SystemRunner::new(COMMAND_LIMIT);
-    let mut route = ShellRoute {
-        exe: exe.clone(),
-        runner: SystemRunner::new(COMMAND_LIMIT),
-    };
+    let mut route = HostRoute;
     let mut probe = real_probe;
     let mut host = Host {
         os: Os::this(),

@@ -1,12 +1,10 @@
-//! The seam to the route installer (`pigsty-dns route …`, built separately): `service uninstall` only
-//! needs to know whether a route is installed, remove it, and check it is gone. The real seam runs the
-//! same binary's `route status --json` / `route uninstall --yes`; tests use a fake.
+//! The seam to the route installer: `service uninstall` only needs to know whether a route is
+//! installed (and to which server), remove it, and check it is gone. The real seam calls the route in
+//! this process (`route::presence_here`, `route::uninstall_here`); tests use a fake.
 
 use std::fmt;
-use std::path::PathBuf;
 
-use super::steps::CommandFailed;
-use crate::sys::Runner;
+use crate::route::installed::Presence;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RouteState {
@@ -31,117 +29,75 @@ impl fmt::Display for RouteState {
     }
 }
 
+impl From<Presence> for RouteState {
+    fn from(p: Presence) -> RouteState {
+        match p {
+            Presence {
+                installed: false, ..
+            } => RouteState::NotInstalled,
+            Presence {
+                adapter, server, ..
+            } => RouteState::Installed {
+                what: adapter.map_or_else(|| "installed".into(), |a| format!("adapter {a}")),
+                server,
+            },
+        }
+    }
+}
+
 pub trait RouteSeam {
     fn status(&mut self) -> RouteState;
-    fn uninstall(&mut self) -> Result<(), CommandFailed>;
+    /// Err: what the route's uninstall printed and why it failed.
+    fn uninstall(&mut self) -> Result<(), String>;
 }
 
-/// Runs `<exe> route …`. Contract: `route status --json` prints a JSON object with a boolean
-/// `installed`; a binary without the `route` command (clap usage error, exit 2) has none installed.
-pub struct ShellRoute<R: Runner> {
-    pub exe: PathBuf,
-    pub runner: R,
-}
+/// The route of this host, called in this process.
+pub struct HostRoute;
 
-impl<R: Runner> ShellRoute<R> {
-    fn argv(&self, args: &[&str]) -> Vec<String> {
-        let mut v = vec![self.exe.display().to_string()];
-        v.extend(args.iter().map(|a| a.to_string()));
-        v
-    }
-}
-
-pub fn parse_status(code: Option<i32>, stdout: &str, stderr: &str) -> RouteState {
-    let text = format!("{stdout}{stderr}");
-    if code == Some(2) && text.contains("unrecognized subcommand") {
-        return RouteState::NotInstalled;
-    }
-    // `status` may exit non-zero for a broken route and still describe it.
-    match serde_json::from_str::<serde_json::Value>(stdout.trim()) {
-        Ok(v) => match v.get("installed").and_then(|i| i.as_bool()) {
-            Some(true) => RouteState::Installed {
-                what: v
-                    .get("adapter")
-                    .and_then(|a| a.as_str())
-                    .map(|a| format!("adapter {a}"))
-                    .unwrap_or_else(|| "installed".into()),
-                server: v.get("server").and_then(|s| s.as_str()).map(String::from),
-            },
-            Some(false) => RouteState::NotInstalled,
-            None => RouteState::Unknown("route status --json has no boolean \"installed\"".into()),
-        },
-        Err(_) => RouteState::Unknown(format!(
-            "route status --json exited {} without JSON: {}",
-            code.map_or("by a signal".into(), |c| c.to_string()),
-            text.trim()
-        )),
-    }
-}
-
-impl<R: Runner> RouteSeam for ShellRoute<R> {
+impl RouteSeam for HostRoute {
     fn status(&mut self) -> RouteState {
-        let argv = self.argv(&["route", "status", "--json"]);
-        let o = self.runner.run(&argv);
-        // No exit code and nothing printed: it never ran (or hung and was killed).
-        if o.code.is_none() && o.stdout.trim().is_empty() {
-            return RouteState::Unknown(CommandFailed { argv, output: o }.to_string());
-        }
-        parse_status(o.code, &o.stdout, &o.stderr)
+        crate::route::presence_here().into()
     }
 
-    fn uninstall(&mut self) -> Result<(), CommandFailed> {
-        let argv = self.argv(&["route", "uninstall", "--yes"]);
-        CommandFailed::check(&argv, self.runner.run(&argv)).map(drop)
+    fn uninstall(&mut self) -> Result<(), String> {
+        crate::route::uninstall_here()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::route::adapter::AdapterName;
 
     #[test]
-    fn reads_the_route_status_contract() {
+    fn a_presence_is_the_state_the_service_reads() {
+        let p = |installed, adapter, server: Option<&str>| Presence {
+            installed,
+            adapter,
+            server: server.map(String::from),
+        };
         assert_eq!(
-            parse_status(
-                Some(0),
-                r#"{"installed": true, "adapter": "dns-delegate"}"#,
-                ""
-            ),
-            RouteState::Installed {
-                what: "adapter dns-delegate".into(),
-                server: None
-            }
-        );
-        assert_eq!(
-            parse_status(
-                Some(0),
-                r#"{"installed": true, "adapter": "resolved-link", "server": "127.0.0.1:5399"}"#,
-                ""
-            ),
+            RouteState::from(p(
+                true,
+                Some(AdapterName::ResolvedLink),
+                Some("127.0.0.1:5399")
+            )),
             RouteState::Installed {
                 what: "adapter resolved-link".into(),
                 server: Some("127.0.0.1:5399".into())
             }
         );
+        // Files with the marker and no journal, or an unreadable journal: installed, nothing known.
         assert_eq!(
-            parse_status(Some(0), r#"{"installed": false}"#, ""),
-            RouteState::NotInstalled
+            RouteState::from(p(true, None, None)),
+            RouteState::Installed {
+                what: "installed".into(),
+                server: None
+            }
         );
         assert_eq!(
-            parse_status(
-                Some(2),
-                "",
-                "error: unrecognized subcommand 'route'\nnext: run pigsty-dns --help"
-            ),
+            RouteState::from(p(false, None, None)),
             RouteState::NotInstalled
         );
-        assert!(matches!(
-            parse_status(Some(1), "boom", ""),
-            RouteState::Unknown(_)
-        ));
-        assert!(matches!(
-            parse_status(Some(0), r#"{"adapter": "x"}"#, ""),
-            RouteState::Unknown(_)
-        ));
     }
 }

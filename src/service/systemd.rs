@@ -84,48 +84,7 @@ pub fn uninstall_steps(system: bool, path: &Path) -> Vec<Action> {
     ]
 }
 
-/// What `systemctl show` says of the unit, in systemd's own words (passed through to the report as they
-/// are: systemd has more states than this program needs to tell apart).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct UnitState {
-    pub load: String,
-    pub active: String,
-    pub sub: String,
-    pub enabled: String,
-    pub pid: u32,
-    pub restarts: u32,
-    pub result: String,
-}
-
-impl UnitState {
-    pub fn is_active(&self) -> bool {
-        self.active == "active"
-    }
-}
-
-pub const SHOW_PROPS: &str =
-    "LoadState,ActiveState,SubState,UnitFileState,MainPID,NRestarts,Result";
-
-pub fn parse_show(text: &str) -> UnitState {
-    let mut s = UnitState::default();
-    for line in text.lines() {
-        let Some((k, v)) = line.split_once('=') else {
-            continue;
-        };
-        let v = v.trim().to_string();
-        match k {
-            "LoadState" => s.load = v,
-            "ActiveState" => s.active = v,
-            "SubState" => s.sub = v,
-            "UnitFileState" => s.enabled = v,
-            "MainPID" => s.pid = v.parse().unwrap_or(0),
-            "NRestarts" => s.restarts = v.parse().unwrap_or(0),
-            "Result" => s.result = v,
-            _ => {}
-        }
-    }
-    s
-}
+pub use crate::sys::systemd::{SHOW_PROPS, UnitState, parse_show};
 
 pub fn show(runner: &mut dyn Runner, system: bool) -> Result<UnitState, CommandFailed> {
     let argv = ctl(system, &["show", UNIT, "-p", SHOW_PROPS]);

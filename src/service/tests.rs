@@ -13,7 +13,6 @@ use std::time::Duration;
 use super::host::Host;
 use super::install::check_program;
 use super::route_seam::{RouteSeam, RouteState};
-use super::steps::CommandFailed;
 use super::*;
 use crate::error::{AppError, Class};
 use crate::name::Zone;
@@ -56,15 +55,12 @@ impl RouteSeam for FakeRoute {
                 .unwrap_or(RouteState::NotInstalled)
         }
     }
-    fn uninstall(&mut self) -> Result<(), CommandFailed> {
+    fn uninstall(&mut self) -> Result<(), String> {
         self.log.borrow_mut().push("route uninstall".into());
         if self.uninstall_ok {
             Ok(())
         } else {
-            Err(CommandFailed {
-                argv: crate::sys::argv(&["pigsty-dns", "route", "uninstall", "--yes"]),
-                output: Output::fail(1, "journal drifted"),
-            })
+            Err("error: journal drifted".into())
         }
     }
 }
@@ -623,7 +619,13 @@ fn a_route_to_another_units_server_is_left_alone_and_one_to_this_unit_is_not() {
     };
     // The system unit's route (to 5399): this user unit's uninstall neither refuses nor removes it.
     fx.route.states = VecDeque::from([route_to("127.0.0.1:5399")]);
-    let a = fx.uninstall_args();
+    let mut a = fx.uninstall_args();
+    // prerm's question, by a field of the dry run's JSON.
+    a.dry_run = true;
+    let dry: serde_json::Value =
+        serde_json::from_str(&fx.with(|h| uninstall(h, &a, true)).unwrap()).unwrap();
+    assert_eq!(dry["route_elsewhere"], true, "{dry}");
+    a.dry_run = false;
     let out = fx.with(|h| uninstall(h, &a, false)).unwrap();
     assert!(
         out.contains("goes to 127.0.0.1:5399, not to this unit: left in place"),

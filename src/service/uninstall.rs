@@ -19,7 +19,7 @@ pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Report, AppEr
     host.check_system_flag(c)?;
     let dir = state_dir(c)?.path;
     let mut notes = Vec::new();
-    let mut steps = route_steps(host, a, &mut notes)?;
+    let (mut steps, elsewhere) = route_steps(host, a, &mut notes)?;
     host.refuse_root_for_launchd(COMMAND)?;
     let present = unit_steps(host, c.system, &mut steps, &mut notes);
     if a.purge {
@@ -40,8 +40,12 @@ pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Report, AppEr
             dir.display()
         ));
     }
+    // deploy/debian/prerm reads this field (not a note's words) to refuse before any change.
+    let elsewhere = ("route_elsewhere", serde_json::Value::Bool(elsewhere));
     if a.dry_run {
-        return Ok(steps::dry_run_report(COMMAND, &steps, &notes));
+        let mut r = steps::dry_run_report(COMMAND, &steps, &notes);
+        r.set_json_fields(vec![elsewhere]);
+        return Ok(r);
     }
     if c.system && !host.is_root && present {
         return Err(AppError::new(
@@ -51,18 +55,22 @@ pub fn uninstall(host: &mut Host<'_>, a: &UninstallArgs) -> Result<Report, AppEr
         ));
     }
     let done = execute(host, &steps)?;
-    Ok(steps::done_report(COMMAND, done, &steps, &notes))
+    let mut r = steps::done_report(COMMAND, done, &steps, &notes);
+    r.set_json_fields(vec![elsewhere]);
+    Ok(r)
 }
 
 /// The route's steps: none when no route is installed, its removal (and the check that it went) with
 /// `--with-route`; an error when it is there without `--with-route` or cannot be removed in this run.
+/// And whether a route is installed to another server than this unit's (then left in place).
 fn route_steps(
     host: &mut Host<'_>,
     a: &UninstallArgs,
     notes: &mut Vec<String>,
-) -> Result<Vec<Action>, AppError> {
+) -> Result<(Vec<Action>, bool), AppError> {
     let c = &a.common;
     let mut steps = Vec::new();
+    let mut elsewhere = false;
     match host.route.status() {
         RouteState::NotInstalled => {}
         // A route to another server (another unit's port) does not depend on this one: left alone.
@@ -73,6 +81,7 @@ fn route_steps(
             notes.push(format!(
                 "the resolver route ({what}) goes to {s}, not to this unit: left in place"
             ));
+            elsewhere = true;
         }
         RouteState::Unknown(why) => {
             return Err(AppError::new(
@@ -102,7 +111,7 @@ fn route_steps(
             steps.push(Action::RouteVerifyGone);
         }
     }
-    Ok(steps)
+    Ok((steps, elsewhere))
 }
 
 /// Whether this unit (system or user) listens on addresses that do not include `server`, the route's.

@@ -131,6 +131,17 @@ pub fn write_atomic(path: &Path, content: &[u8], opts: &WriteOptions<'_>) -> Res
 /// fails if `path` exists (a sealed file is never replaced) → unlink temp → fsync the directory. Returns the
 /// error kind `AlreadyExists` when taken.
 pub fn write_new(path: &Path, content: &[u8], mode: u32) -> Result<(), FsError> {
+    write_new_by(path, content, mode, rename_no_replace)
+}
+
+/// [`write_new`] with the no-replace rename given (the tests run the link-and-unlink fallback of the
+/// platforms without one).
+fn write_new_by(
+    path: &Path,
+    content: &[u8],
+    mode: u32,
+    rename_no_replace: fn(&Path, &Path) -> io::Result<bool>,
+) -> Result<(), FsError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = temp_path(path, None);
     let res = (|| {
@@ -192,7 +203,12 @@ fn rename_no_replace(from: &Path, to: &Path) -> io::Result<bool> {
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn rename_no_replace(_from: &Path, _to: &Path) -> io::Result<bool> {
+use no_rename_no_replace as rename_no_replace;
+
+/// Where `renameat2` is not to be had (macOS, musl): the caller links and unlinks. Compiled on Linux
+/// for its test.
+#[cfg(any(not(all(target_os = "linux", target_env = "gnu")), test))]
+fn no_rename_no_replace(_from: &Path, _to: &Path) -> io::Result<bool> {
     Ok(false)
 }
 
@@ -299,6 +315,19 @@ pub fn read_guarded(path: &Path, guard: &Guard<'_>) -> Result<Vec<u8>, String> {
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn write_new_without_a_no_replace_rename_links_and_never_replaces() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sealed");
+        write_new_by(&p, b"first", 0o600, no_rename_no_replace).unwrap();
+        let e = write_new_by(&p, b"second", 0o600, no_rename_no_replace).unwrap_err();
+        assert_eq!(e.source.kind(), io::ErrorKind::AlreadyExists, "{e:?}");
+        assert_eq!(fs::read_to_string(&p).unwrap(), "first");
+        assert_eq!(fs::metadata(&p).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(fs::metadata(&p).unwrap().nlink(), 1);
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1);
+    }
 
     #[test]
     fn write_atomic_replaces_with_the_mode_and_leaves_no_temp() {

@@ -1,4 +1,5 @@
-//! systemd's version, as `systemctl --version` and `resolvectl --version` print it.
+//! systemd's version, as `systemctl --version` and `resolvectl --version` print it, and a unit's state
+//! as `systemctl show` prints it (one reader for the service commands and the route's lifecycle).
 
 use serde::Serialize;
 
@@ -35,6 +36,60 @@ impl SystemdVersion {
             raw: line.to_string(),
         })
     }
+}
+
+/// What `systemctl show -p SHOW_PROPS` says of a unit, in systemd's own words (passed through to
+/// reports as they are: systemd has more states than this program needs to tell apart).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct UnitState {
+    pub load: String,
+    pub active: String,
+    pub sub: String,
+    /// `UnitFileState`.
+    pub enabled: String,
+    pub pid: u32,
+    pub restarts: u32,
+    pub result: String,
+    /// The main process was started at least once since boot (`ExecMainStartTimestampMonotonic`).
+    #[serde(skip)]
+    pub ever_started: bool,
+}
+
+impl UnitState {
+    pub fn is_active(&self) -> bool {
+        self.active == "active"
+    }
+
+    /// systemd knows a unit file for it.
+    pub fn is_loaded(&self) -> bool {
+        !self.load.is_empty() && self.load != "not-found"
+    }
+}
+
+/// The properties [`parse_show`] reads, for `systemctl show -p`.
+pub const SHOW_PROPS: &str = "LoadState,ActiveState,SubState,UnitFileState,MainPID,NRestarts,Result,ExecMainStartTimestampMonotonic";
+
+/// `Key=Value` lines of `systemctl show`; what it does not print stays empty (zero).
+pub fn parse_show(text: &str) -> UnitState {
+    let mut s = UnitState::default();
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        let v = v.trim().to_string();
+        match k.trim() {
+            "LoadState" => s.load = v,
+            "ActiveState" => s.active = v,
+            "SubState" => s.sub = v,
+            "UnitFileState" => s.enabled = v,
+            "MainPID" => s.pid = v.parse().unwrap_or(0),
+            "NRestarts" => s.restarts = v.parse().unwrap_or(0),
+            "Result" => s.result = v,
+            "ExecMainStartTimestampMonotonic" => s.ever_started = v != "0" && !v.is_empty(),
+            _ => {}
+        }
+    }
+    s
 }
 
 #[cfg(test)]

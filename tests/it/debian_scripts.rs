@@ -113,6 +113,10 @@ fn prerm_does_not_wait_forever_on_the_binary() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(124), "prerm hung: {stderr}");
     assert!(took.as_secs() < 120, "prerm took {took:?}: {stderr}");
+    // A call that timed out decided nothing: removal is refused, never taken as "no route".
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("did not answer within 30 s"), "{stderr}");
+    assert!(stderr.contains("next: "), "{stderr}");
 }
 
 /// The crash hook of the route lifecycle tests (`PIGSTY_DNS_TEST_CRASH_AFTER`) is compiled only into

@@ -915,8 +915,9 @@ leak_check() {
 	rev=$(route_journal | grep -o '[0-9.]*in-addr\.arpa' | head -1)
 	tup=$(usec lab-upstream.service ActiveEnterTimestampMonotonic); tupl=$(usec lab-uplink.service ActiveEnterTimestampMonotonic)
 	tres=$(usec systemd-resolved.service ExecMainStartTimestampMonotonic)
-	ok "$RB: the upstream stand-in and the uplink were up before resolved started" "$tup, $tupl < $tres" \
-		test "${tup:-0}" -gt 0 -a "${tup:-0}" -lt "${tres:-0}" -a "${tupl:-0}" -gt 0 -a "${tupl:-0}" -lt "${tres:-0}"
+	# ordered Before=systemd-resolved.service: guaranteed "not later", in systemd's microseconds
+	ok "$RB: the upstream stand-in and the uplink were up before resolved started" "$tup, $tupl <= $tres" \
+		test "${tup:-0}" -gt 0 -a "${tup:-0}" -le "${tres:-0}" -a "${tupl:-0}" -gt 0 -a "${tupl:-0}" -le "${tres:-0}"
 	# the reverse zone through the stub too (whatever the daemon answers, it must not go upstream)
 	echo "# dig -x 10.10.10.10 through the stub: $(cx dig +tries=1 +time=2 @127.0.0.53 -x 10.10.10.10 | grep -o 'status: [A-Z]*')"
 	cx dig +tries=1 +time=2 @127.0.0.53 "$ctl" A >/dev/null
@@ -960,7 +961,7 @@ teardown() {
 	esac
 	t_stop=$(grep -m1 -E 'Stopping pigsty-dns.service|Stopping pigsty-dns:' "$LAB/logs/uninstall.journal" | mono)
 	ok "journal: the route's removal ($ROUTE_KIND) is logged before 'Stopping pigsty-dns.service'" \
-		"${t_route:-none} < ${t_stop:-none}" awk -v r="${t_route:-}" -v s="${t_stop:-}" 'BEGIN { exit !(r != "" && s != "" && r + 0 < s + 0) }'
+		"${t_route:-none} <= ${t_stop:-none}" awk -v r="${t_route:-}" -v s="${t_stop:-}" 'BEGIN { exit !(r != "" && s != "" && r + 0 <= s + 0) }'
 	check "resolved's state: no route" none "$(route_state)"
 	check "getent ahostsv4 meta.pigsty.test finds nothing now" "" "$(ge meta.pigsty.test)"
 	check "the unit is gone" "inactive not-found" \

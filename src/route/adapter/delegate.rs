@@ -1,8 +1,11 @@
 //! resolved-delegate (systemd >= 258): a DNS delegate file routes only the zone, needs no link, and
 //! never falls back; resolved re-reads it on reload (SIGHUP).
 
-use super::types::{AdapterName, Params, Render, Step};
+use super::types::{AdapterName, Family, Params, Render, ResolvedScope, Step};
 use crate::route::files::wrap;
+
+/// Who answers for this route.
+pub const FAMILY: Family = Family::Resolved(ResolvedScope::Delegate);
 
 const NAME: AdapterName = AdapterName::ResolvedDelegate;
 

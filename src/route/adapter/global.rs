@@ -1,8 +1,11 @@
 //! resolved-global: only on explicit request. A global DNS= is always a default route, so every
 //! other name is sent to the daemon too; the plan carries that warning.
 
-use super::types::{AdapterName, Params, Render, Step};
+use super::types::{AdapterName, Family, Params, Render, ResolvedScope, Step};
 use crate::route::files::wrap;
+
+/// Who answers for this route.
+pub const FAMILY: Family = Family::Resolved(ResolvedScope::Global);
 
 const NAME: AdapterName = AdapterName::ResolvedGlobal;
 

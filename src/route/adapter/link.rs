@@ -2,8 +2,11 @@
 //! `DNS=<server>`, `Domains=~<zone>`, no default route, LLMNR and mDNS off. Without the address the
 //! link gets no DNS scope and the zone's names fall through to the default upstream.
 
-use super::types::{AdapterName, Params, Render, Step, Variant};
+use super::types::{AdapterName, Family, Params, Render, ResolvedScope, Step, Variant};
 use crate::route::files::wrap;
+
+/// Who answers for this route.
+pub const FAMILY: Family = Family::Resolved(ResolvedScope::Link);
 
 const NAME: AdapterName = AdapterName::ResolvedLink;
 

@@ -2,8 +2,11 @@
 //! would make every bare hostname lookup hang while the daemon is down. The helpers run as root, so
 //! each is called by its absolute path (under sudo PATH is the user's, Homebrew's directories first).
 
-use super::types::{AdapterName, Params, Render, Step};
+use super::types::{AdapterName, Family, Params, Render, Step};
 use crate::route::files::wrap;
+
+/// Who answers for this route.
+pub const FAMILY: Family = Family::Mdns;
 
 const NAME: AdapterName = AdapterName::MacosResolver;
 

@@ -1,6 +1,6 @@
 //! The adapters: one file per way of routing the zone from an operating system's resolver to the
-//! daemon. Each renders its files and steps from `Params` and knows nothing of plans, journals or
-//! verification; this module dispatches to them and owns the cache flush that follows a change.
+//! daemon. Each renders its files and steps from `Params`, and says which resolver family answers for
+//! it (`FAMILY`); it knows nothing of plans, journals or verification. This module dispatches to them.
 
 pub mod delegate;
 pub mod global;
@@ -9,7 +9,7 @@ pub mod macos;
 pub mod nm;
 mod types;
 
-pub use types::{AdapterName, LinkKind, Params, Render, Step, Variant};
+pub use types::{AdapterName, Family, LinkKind, Params, Render, ResolvedScope, Step, Variant};
 
 /// What `adapter` writes and runs for `p`.
 pub fn render(adapter: AdapterName, p: &Params) -> Render {
@@ -22,18 +22,14 @@ pub fn render(adapter: AdapterName, p: &Params) -> Render {
     }
 }
 
-/// Caches to flush after a change, per adapter.
-pub fn flush_steps(adapter: AdapterName) -> Vec<Step> {
+/// The resolver family that answers for `adapter`'s route.
+pub fn family(adapter: AdapterName) -> Family {
     match adapter {
-        AdapterName::MacosResolver => macos::flush(),
-        // dnsmasq starts with an empty cache when NetworkManager reloads it.
-        AdapterName::NmDnsmasq => vec![],
-        AdapterName::ResolvedDelegate | AdapterName::ResolvedLink | AdapterName::ResolvedGlobal => {
-            vec![Step::new(
-                &["resolvectl", "flush-caches"],
-                "drop answers resolved cached before the route existed",
-            )]
-        }
+        AdapterName::MacosResolver => macos::FAMILY,
+        AdapterName::ResolvedDelegate => delegate::FAMILY,
+        AdapterName::ResolvedLink => link::FAMILY,
+        AdapterName::NmDnsmasq => nm::FAMILY,
+        AdapterName::ResolvedGlobal => global::FAMILY,
     }
 }
 

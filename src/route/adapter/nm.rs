@@ -1,8 +1,11 @@
 //! nm-dnsmasq: NetworkManager's own dnsmasq (dns=dnsmasq) reads /etc/NetworkManager/dnsmasq.d; a
 //! `server=/<zone>/` line sends only the zone to the daemon and never elsewhere.
 
-use super::types::{AdapterName, Params, Render, Step};
+use super::types::{AdapterName, Family, Params, Render, Step};
 use crate::route::files::wrap;
+
+/// Who answers for this route.
+pub const FAMILY: Family = Family::NmDnsmasq;
 
 const NAME: AdapterName = AdapterName::NmDnsmasq;
 

@@ -56,6 +56,26 @@ impl PartialEq<&str> for AdapterName {
     }
 }
 
+/// The resolver that answers for a route: what an adapter says once, and everything that depends on
+/// the resolver rather than on the files the adapter writes follows from it (`route::family`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// systemd-resolved, with the kind of scope the route makes in it.
+    Resolved(ResolvedScope),
+    /// macOS's mDNSResponder, reading `/etc/resolver` through configd.
+    Mdns,
+    /// NetworkManager's dnsmasq.
+    NmDnsmasq,
+}
+
+/// Where resolved shows a route: a link's settings, a delegate, or the global settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResolvedScope {
+    Link,
+    Delegate,
+    Global,
+}
+
 /// How resolved-link makes its link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]

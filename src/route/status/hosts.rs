@@ -1,7 +1,7 @@
 //! The hosts-file items of `route status` (issue 23), in both lists: what answers before the zone is
 //! there whether or not a route is installed, and also where no adapter fits the host.
 
-use super::{Item, Route, Unrouted, item};
+use super::{Item, Route, Unrouted};
 use crate::defaults::ZONE;
 use crate::hosts::Summary;
 use crate::route::context::Ctx;
@@ -12,31 +12,20 @@ use crate::route::{journal, plan};
 pub fn unrouted(ctx: &mut Ctx<'_>, u: &Unrouted) -> Vec<Item> {
     let adapter = u.detected.as_ref().ok().map(|(a, _)| *a);
     let live = live_answers(ctx, ZONE);
-    items(View::read(
-        ctx,
-        ZONE,
-        adapter,
-        live.as_ref().map_err(Clone::clone),
-    ))
+    View::read(ctx, ZONE, adapter, live.as_ref().map_err(Clone::clone)).items()
 }
 
 /// An installed route: compared with its zone, for its adapter.
 pub fn routed(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
     let zone = r.journal.zone.clone();
     let live = live_answers(ctx, &zone);
-    items(View::read(
+    View::read(
         ctx,
         &zone,
         Some(r.journal.adapter),
         live.as_ref().map_err(Clone::clone),
-    ))
-}
-
-fn items(v: View) -> Vec<Item> {
-    v.items()
-        .into_iter()
-        .map(|i| item(&i.item, i.ok, i.verdict, i.next))
-        .collect()
+    )
+    .items()
 }
 
 /// The hosts file's part of `route status --json` (the fields of [`Summary`]), for the journal's

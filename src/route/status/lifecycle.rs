@@ -10,6 +10,7 @@ use super::Route;
 use super::{Item, item, reinstall_command};
 use crate::route::adapter::AdapterName;
 use crate::route::context::Ctx;
+use crate::route::family;
 use crate::route::journal::{self, State};
 use crate::route::lifecycle::{self, LinkState};
 use crate::route::lifecycle_probe;
@@ -56,7 +57,7 @@ pub fn link(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
 /// resolved: no other scope (a VPN's link, the global settings, another delegate) routes the zones
 /// or a subdomain of one; a `~.` default route is fine and shown.
 pub fn other_scopes(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
-    let Some(ours) = lifecycle_probe::resolved_owner(r.journal.adapter, &r.params) else {
+    let Some(ours) = family::of_adapter(r.journal.adapter).owner(&r.params) else {
         return vec![];
     };
     let zs = r.params.zones();

@@ -15,31 +15,16 @@ use serde::Serialize;
 
 use super::context::Ctx;
 use super::dnsinfo;
-use super::installed::orphans;
+use super::installed::{Presence, presence};
 use super::journal::{self, Journal};
 use crate::defaults::ZONE;
 use crate::error::AppError;
 use crate::output::{FORMAT, Report};
 
-pub use routed::{Hints, Route};
+pub use routed::Route;
 pub use unrouted::Unrouted;
 
-#[derive(Serialize, Debug)]
-pub struct Item {
-    pub item: String,
-    pub ok: bool,
-    pub verdict: String,
-    pub next: String,
-}
-
-pub fn item(i: &str, ok: bool, verdict: impl Into<String>, next: impl Into<String>) -> Item {
-    Item {
-        item: i.into(),
-        ok,
-        verdict: verdict.into(),
-        next: next.into(),
-    }
-}
+pub use super::check::{Item, item};
 
 /// An item while no journal is there: none, one or more verdicts (an item that does not apply to this
 /// host gives none).
@@ -194,12 +179,11 @@ pub fn status(ctx: &mut Ctx<'_>) -> Result<Report, AppError> {
     let items = status_items(ctx);
     let ok = items.iter().all(|i| i.ok);
     let text = text(&items);
-    // An unreadable journal counts as installed: never let a teardown assume the route is gone.
-    let (installed, adapter, server) = match journal::read(&ctx.journal_dir) {
-        Ok(Some(j)) => (true, Some(j.adapter), Some(j.server)),
-        Ok(None) => (!orphans(&ctx.root).is_empty(), None, None),
-        Err(_) => (true, None, None),
-    };
+    let Presence {
+        installed,
+        adapter,
+        server,
+    } = presence(&ctx.root, &ctx.journal_dir);
     let json = StatusReport {
         format: FORMAT,
         ok,
@@ -301,5 +285,29 @@ pub(super) mod testing {
             out: vec![],
         };
         f(&mut ctx)
+    }
+}
+
+#[cfg(test)]
+mod quoting_tests {
+    use std::path::Path;
+
+    use crate::route::journal::Journal;
+
+    /// A state dir or root with a space stays one word when the `next:` line is pasted into a shell.
+    #[test]
+    fn the_reinstall_command_quotes_root_and_state_dir() {
+        let j: Journal = serde_json::from_str(
+            r#"{"format": 1, "state": "installed", "adapter": "resolved-link", "zone": "pigsty.test",
+                "server": "127.0.0.1:5354", "variant": "runtime", "link": "pigsty-dns0",
+                "link_address": "198.18.53.53/32", "link_kind": "dummy", "root": "/tmp/a b",
+                "files": [], "created_dirs": [], "pre_undo": [], "undo": [], "written_at": "t"}"#,
+        )
+        .unwrap();
+        let c = super::reinstall_command(&j, Some(Path::new("/srv/my state")));
+        assert!(
+            c.contains(" --root '/tmp/a b'") && c.contains(" --state-dir '/srv/my state'"),
+            "{c}"
+        );
     }
 }

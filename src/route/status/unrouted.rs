@@ -4,7 +4,7 @@
 use super::{Item, claimants_item, item};
 use crate::defaults::ZONE;
 use crate::error::AppError;
-use crate::route::adapter::AdapterName;
+use crate::route::adapter::{self, AdapterName, Family};
 use crate::route::context::Ctx;
 use crate::route::installed::orphans;
 use crate::route::journal;
@@ -42,7 +42,7 @@ pub fn adapter(_: &mut Ctx<'_>, u: &Unrouted) -> Vec<Item> {
 /// macOS: another resolver that claims the zone would make an install refuse.
 pub fn other_resolvers(ctx: &mut Ctx<'_>, u: &Unrouted) -> Vec<Item> {
     match u.detected {
-        Ok((AdapterName::MacosResolver, _)) => vec![claimants_item(ctx, ZONE)],
+        Ok((a, _)) if adapter::family(a) == Family::Mdns => vec![claimants_item(ctx, ZONE)],
         _ => vec![],
     }
 }

@@ -1,24 +1,147 @@
-//! macOS's checks that an answer was used: lookups through mDNSResponder (`dscacheutil`) and through
-//! getaddrinfo with default hints (what curl and Safari call), and random probe names — a forward name
-//! and, with the reverse zone routed, the PTR of a fresh unused address of its /24 — that the daemon
-//! itself must list among the names it answered NXDOMAIN (its status file's `nxdomain_names`): a
-//! counter any client moves, that list only this lookup puts its name in.
+//! macOS's mDNSResponder, reading `/etc/resolver` through configd: the scope configd hands it
+//! (`scutil --dns`), lookups through it (`dscacheutil`) and through getaddrinfo with default hints
+//! (what curl and Safari call), its caching (a negative floor of 60 s) and purge. That an answer was
+//! used is proven by random probe names — a forward name and, with the reverse zone routed, the PTR of
+//! a fresh unused address of its /24 — that the daemon itself must list among the names it answered
+//! NXDOMAIN (its status file's `nxdomain_names`): a counter any client moves, that list only this
+//! lookup puts its name in.
 
 use std::net::Ipv4Addr;
 use std::path::Path;
 use std::time::Duration;
 
-use super::super::adapter::{Params, macos};
+use super::super::adapter::{Params, Step, macos};
+use super::super::check::{Check, check, poll, polled};
 use super::super::context::Ctx;
+use super::super::counters::{fresh_status, random_label};
+use super::super::dnsinfo;
 use super::super::live::Live;
-use super::{Check, check, fresh_status, poll, polled, random_label};
+use super::{Caching, Hints, Resolver, nss};
+use crate::generation::Generation;
 use crate::status_file::{CountersSnapshot, Status};
-use crate::sys::{Output, argv};
+use crate::sys::{Output, Runner, argv};
+
+/// mDNSResponder's floor for a negative answer, whatever the SOA minimum says (mDNSCore/mDNS.c),
+/// doubled on each refresh up to an hour.
+pub const MACOS_NEGATIVE_FLOOR_SECS: u32 = 60;
+pub const MACOS_NEGATIVE_CEILING_SECS: u32 = 3600;
+
+/// The command that purges mDNSResponder's cache (printed, never run).
+pub const MACOS_PURGE: &str = "sudo killall -HUP mDNSResponder";
+
+pub struct Mdns;
+
+impl Resolver for Mdns {
+    /// One block must carry the domain, our nameserver and our port (configd's view; whether
+    /// mDNSResponder uses it is what the probes of `reaches_daemon` prove).
+    fn scope(&self, runner: &mut dyn Runner, p: &Params) -> Result<String, String> {
+        let out = runner.run(&argv(&[macos::SCUTIL, "--dns"]));
+        if !out.ok() {
+            return Err(format!("scutil --dns: {}", out.summary()));
+        }
+        let resolvers = dnsinfo::parse(&out.stdout);
+        let blocks = p
+            .zones()
+            .iter()
+            .map(|z| dnsinfo::route_block(&resolvers, z, p.server))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(blocks.join("; "))
+    }
+
+    fn reaches_daemon(
+        &self,
+        ctx: &mut Ctx<'_>,
+        p: &Params,
+        _: u32,
+        live: Option<&Live>,
+    ) -> Vec<Check> {
+        lookups_reach_daemon(ctx, p, live)
+    }
+
+    fn forward(&self, ctx: &mut Ctx<'_>, name: &str, want: Ipv4Addr, wait: Duration) -> Vec<Check> {
+        vec![
+            dscacheutil_forward(ctx, name, want, wait),
+            getaddrinfo_forward(ctx, name, want, wait),
+        ]
+    }
+
+    fn reverse(&self, ctx: &mut Ctx<'_>, addr: Ipv4Addr, want: &str, wait: Duration) -> Vec<Check> {
+        let a = addr.to_string();
+        vec![nss::reverse_by(
+            ctx,
+            "dscacheutil (reverse)",
+            &[macos::DSCACHEUTIL, "-q", "host", "-a", "ip_address", &a],
+            |out| {
+                out.lines()
+                    .find_map(|l| l.trim().strip_prefix("name: "))
+                    .map(str::to_string)
+            },
+            want,
+            wait,
+        )]
+    }
+
+    fn unrelated(&self, runner: &mut dyn Runner, name: &str) {
+        dscacheutil(runner, name);
+    }
+
+    fn native_a(&self, runner: &mut dyn Runner, name: &str) -> Option<Ipv4Addr> {
+        dscacheutil(runner, name)
+            .stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("ip_address:")?.trim().parse().ok())
+    }
+
+    fn caching(&self, _: &str) -> Caching {
+        Caching::ALL
+    }
+
+    fn cache_line(&self, g: &Generation, _: Caching) -> String {
+        let (pos, neg) = (g.ttl, g.soa.minimum);
+        format!(
+            "visible: programs that already asked may keep the old answer up to {pos} s (the records' TTL); mDNSResponder keeps a \"no such name\" at least {MACOS_NEGATIVE_FLOOR_SECS} s whatever the SOA minimum ({neg} s) says, doubling on refresh up to {MACOS_NEGATIVE_CEILING_SECS} s; to see it now: {MACOS_PURGE} (not run)\n"
+        )
+    }
+
+    fn negative_bound(&self, g: &Generation) -> (Duration, String) {
+        (
+            Duration::from_secs(u64::from(g.soa.minimum.max(MACOS_NEGATIVE_FLOOR_SECS))),
+            format!(
+                "mDNSResponder keeps a \"no such name\" at least {MACOS_NEGATIVE_FLOOR_SECS} s, doubling on refresh up to {MACOS_NEGATIVE_CEILING_SECS} s"
+            ),
+        )
+    }
+
+    fn purge_line(&self) -> Option<String> {
+        Some(format!("to see it now: {MACOS_PURGE} (printed, not run)\n"))
+    }
+
+    /// The same flush as the adapter's undo (the adapter holds it: its undo runs it).
+    fn flush(&self) -> Vec<Step> {
+        macos::flush()
+    }
+
+    fn hints(&self, zone: &str) -> Hints {
+        Hints {
+            scope: format!(
+                "sudo pigsty-dns route uninstall --yes && sudo pigsty-dns route install --yes (rewrites {}); {} --dns shows what configd hands mDNSResponder",
+                macos::path_for(zone),
+                macos::SCUTIL
+            ),
+            lookup: format!(
+                "sudo {} -flushcache; sudo {} -HUP mDNSResponder; then {} -q host -a name meta.{zone}",
+                macos::DSCACHEUTIL,
+                macos::KILLALL,
+                macos::DSCACHEUTIL
+            ),
+        }
+    }
+}
 
 /// A host lookup through mDNSResponder (there is no getent on macOS; dig and nslookup bypass
 /// /etc/resolver). Its host-by-name path asks with flags 0: it answers even when getaddrinfo does not.
-pub(super) fn dscacheutil(ctx: &mut Ctx<'_>, name: &str) -> Output {
-    ctx.runner.run(&argv(&[
+fn dscacheutil(runner: &mut dyn Runner, name: &str) -> Output {
+    runner.run(&argv(&[
         macos::DSCACHEUTIL,
         "-q",
         "host",
@@ -28,15 +151,10 @@ pub(super) fn dscacheutil(ctx: &mut Ctx<'_>, name: &str) -> Output {
     ]))
 }
 
-pub(super) fn dscacheutil_forward(
-    ctx: &mut Ctx<'_>,
-    name: &str,
-    want: Ipv4Addr,
-    wait: Duration,
-) -> Check {
+fn dscacheutil_forward(ctx: &mut Ctx<'_>, name: &str, want: Ipv4Addr, wait: Duration) -> Check {
     let line = format!("ip_address: {want}");
     polled("dscacheutil", wait, || {
-        let out = dscacheutil(ctx, name);
+        let out = dscacheutil(ctx.runner, name);
         if out.ok() && out.stdout.lines().any(|l| l.trim() == line) {
             Ok(format!("dscacheutil -q host -a name {name}: {want}"))
         } else {
@@ -55,12 +173,7 @@ pub(super) fn dscacheutil_forward(
 /// The served name through getaddrinfo with default hints, in this process: unlike dscacheutil (flags
 /// 0 on its host-by-name path) it asks with `AI_ADDRCONFIG`, so it fails, as curl and Safari do, when
 /// the route's resolver lacks the A flag.
-pub(super) fn getaddrinfo_forward(
-    ctx: &mut Ctx<'_>,
-    name: &str,
-    want: Ipv4Addr,
-    wait: Duration,
-) -> Check {
+fn getaddrinfo_forward(ctx: &mut Ctx<'_>, name: &str, want: Ipv4Addr, wait: Duration) -> Check {
     let want_s = want.to_string();
     polled("getaddrinfo", wait, || {
         let out = ctx.runner.getaddrinfo(name);
@@ -89,11 +202,7 @@ const REVERSE: &str = "reverse lookup reaches the daemon";
 
 /// The probes: the zone's, through getaddrinfo; the reverse zone's when it is routed, through
 /// dscacheutil (`-a ip_address`) for a fresh unused address each poll.
-pub(super) fn lookups_reach_daemon(
-    ctx: &mut Ctx<'_>,
-    p: &Params,
-    live: Option<&Live>,
-) -> Vec<Check> {
+fn lookups_reach_daemon(ctx: &mut Ctx<'_>, p: &Params, live: Option<&Live>) -> Vec<Check> {
     let Some(sf) = ctx.status_file.clone() else {
         return vec![check(
             FORWARD,
