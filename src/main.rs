@@ -125,14 +125,15 @@ fn init_logging(format: LogFormat) {
 }
 
 fn report(e: &AppError, json: bool) -> ExitCode {
+    use pigsty_dns::text::{for_terminal, json_inert};
     if let Some(r) = e.report.as_ref().filter(|_| !json) {
-        print!("{r}");
+        print!("{}", for_terminal(r));
     }
     if json {
-        print!("{}", to_json(&e.json()));
+        print!("{}", json_inert(to_json(&e.json())));
     } else {
-        eprintln!("error: {}", e.message);
-        eprintln!("next: {}", e.next);
+        eprintln!("error: {}", for_terminal(&e.message));
+        eprintln!("next: {}", for_terminal(&e.next));
     }
     ExitCode::from(e.class.exit_code() as u8)
 }
@@ -178,14 +179,16 @@ fn main() -> ExitCode {
             let mut stdout = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error worth a message.
             // The text form is written from the report itself: at 100,000 names it is megabytes.
+            // Both forms pass the terminal gate (text::for_terminal, text::json_inert): a value that
+            // was not escaped where it was quoted still cannot act on the terminal.
             let rendered;
             let out = if cli.json {
                 rendered = report.render(true);
-                rendered.as_bytes()
+                std::borrow::Cow::Borrowed(rendered.as_str())
             } else {
-                report.text.as_bytes()
+                pigsty_dns::text::for_terminal(&report.text)
             };
-            let _ = stdout.write_all(out);
+            let _ = stdout.write_all(out.as_bytes());
             // The process ends here: freeing a 100,000-name generation piece by piece only costs time.
             std::mem::forget(report);
             ExitCode::SUCCESS

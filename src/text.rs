@@ -118,6 +118,27 @@ pub fn json_inert(json: String) -> String {
     out
 }
 
+/// The gate every line the binary prints passes (stdout's report, `error:`/`next:`, progress on
+/// stderr): whatever a terminal would act on is shown as [`shown_bytes`] shows it, except the line
+/// breaks and tabs of the layout itself (export's hosts format is tab-separated). Values are escaped
+/// where they are quoted already; this is the net for a path that forgot, so nothing a file, the
+/// network or another user wrote can retitle, recolour or clear root's terminal.
+pub fn for_terminal(text: &str) -> Cow<'_, str> {
+    let acts = |c: char| c != '\n' && c != '\t' && acted_on(c);
+    if !text.chars().any(acts) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            c if acts(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Characters a terminal acts on instead of showing.
 fn acted_on(c: char) -> bool {
     matches!(u32::from(c), 0..=0x1f | 0x7f..=0x9f | 0x200e | 0x200f | 0x2028..=0x202e | 0x2066..=0x2069)
@@ -154,6 +175,19 @@ mod tests {
             quote(&long),
             format!("\"{}\"…(60000000 bytes)", "x".repeat(80))
         );
+    }
+
+    #[test]
+    fn the_terminal_gate_keeps_the_layout_and_escapes_the_rest() {
+        let plain = "a\tb\nc é \\u{1b}\n";
+        assert!(matches!(for_terminal(plain), Cow::Borrowed(_)));
+        assert_eq!(
+            for_terminal("next: delete \u{1b}]52;c;eA==\u{7}\r\u{9b}2J \u{202e}x\n"),
+            "next: delete \\u{1b}]52;c;eA==\\u{7}\\r\\u{9b}2J \\u{202e}x\n"
+        );
+        // What shown() escaped already passes unchanged.
+        let once = shown("\u{1b}[31m").into_owned();
+        assert_eq!(for_terminal(&once), once);
     }
 
     #[test]

@@ -62,7 +62,7 @@ use plan::Request;
 pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
     let (res, out) = run_quiet(cmd);
     for l in &out {
-        eprintln!("{l}");
+        eprintln!("{}", crate::text::for_terminal(l));
     }
     res
 }
@@ -103,7 +103,7 @@ fn run_quiet(cmd: &RouteCommand) -> (Result<Report, AppError>, Vec<String>) {
     let (place, checks) = cmd.place_and_checks();
     let facts = detect::detect(&place.root, &mut runner);
     let mut prompt = |q: &str| {
-        eprint!("{q} [y/N] ");
+        eprint!("{} [y/N] ", crate::text::for_terminal(q));
         let mut line = String::new();
         std::io::stdin().read_line(&mut line).is_ok() && matches!(line.trim(), "y" | "Y" | "yes")
     };

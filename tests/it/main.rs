@@ -17,6 +17,7 @@ mod rfc_probes;
 mod root_touch;
 mod route_adapters;
 mod route_golden;
+mod route_inert;
 mod route_lifecycle;
 mod route_macos;
 mod serve_cli;
