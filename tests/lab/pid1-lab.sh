@@ -998,8 +998,22 @@ package_refuses() {
 		--state-dir /var/tmp/lab-hand 2>&1); rc=$?
 	echo "$out" >"$LAB/logs/pkg-hand-route-$tag.log"
 	check "package ($tag): a route to a hand-run server (no unit of the package serves it)" "0 $ROUTE_KIND" "$rc $(route_state)"
-	out=$(cx dpkg -r pigsty-dns 2>&1); rc=$?
+	if [ "$tag" = no-unit ]; then
+		# issue 33: the service account's state dir (no unit yet to make it) holding a FIFO as its
+		# status file, as that account could leave it: prerm's `route status` looks there for the
+		# route's daemon. Read blindly, it hung apt; bounded only, prerm waits 30 s and cannot decide.
+		cx sh -c 'install -d -o pigsty-dns -g pigsty-dns -m 0700 /var/lib/pigsty-dns &&
+			mkfifo -m 0600 /var/lib/pigsty-dns/status.json && chown pigsty-dns:pigsty-dns /var/lib/pigsty-dns/status.json'
+	fi
+	local t0=$SECONDS
+	out=$(cx timeout 300 dpkg -r pigsty-dns 2>&1); rc=$?
+	local took=$((SECONDS - t0))
 	echo "$out" >"$LAB/logs/dpkg-r-refused-$tag.log"
+	if [ "$tag" = no-unit ]; then
+		check "package (no-unit): with a FIFO as the account's status.json, prerm decides at once (no 30 s timeout)" \
+			"yes" "$([ "$took" -lt 20 ] && echo yes || echo "no: $took s, rc $rc")"
+		cx rm -rf /var/lib/pigsty-dns
+	fi
 	ok "package ($tag): dpkg -r refused by prerm (route with no unit of ours), saying what to run" \
 		"rc $rc: $(grep -m1 'next:' <<<"$out" | cut -c1-70)" \
 		sh -c "[ $rc != 0 ] && grep -q 'refusing removal' '$LAB/logs/dpkg-r-refused-$tag.log' && grep -q 'next: sudo /usr/bin/pigsty-dns route uninstall --yes' '$LAB/logs/dpkg-r-refused-$tag.log'"

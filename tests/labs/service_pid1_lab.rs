@@ -86,6 +86,7 @@ const EVERY_SUITE: &[&str] = &[
     "PASS: package: bash completion, loaded on demand by bash-completion",
     "PASS: package: bash completes 'pigsty-dns rou' to route",
     "PASS: package (no-unit): a route to a hand-run server (no unit of the package serves it)",
+    "PASS: package (no-unit): with a FIFO as the account's status.json, prerm decides at once",
     "PASS: package (no-unit): dpkg -r refused by prerm (route with no unit of ours), saying what to run",
     "PASS: package (no-unit): after the refusal: still installed, the route (and the unit) still there",
     "PASS: package (no-unit): the route removed as prerm said",
