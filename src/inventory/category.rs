@@ -46,6 +46,15 @@ impl Category {
         ALL.iter().find(|c| c.as_str() == head).copied()
     }
 
+    /// The category a host-access view's record names: the first, in this order, of its tagged
+    /// sources'; `None` for a projection's record, whose sources carry none.
+    pub fn tagged_of<S: AsRef<str>>(sources: &[S]) -> Option<Category> {
+        sources
+            .iter()
+            .filter_map(|s| Category::tagged(s.as_ref()))
+            .min()
+    }
+
     /// The category a source names; an untagged source (a projection's) is a `vm_hosts` name or an
     /// identity by its path.
     pub fn of_source(source: &str) -> Category {

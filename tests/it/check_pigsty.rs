@@ -447,6 +447,122 @@ fn load_keeps_the_category_and_its_diff_names_it() {
     );
 }
 
+/// `load --json` gives each added or changed name of its diff the category the text diff names; a
+/// removed name has none there either (the diff base keeps no sources), and a projection's changes
+/// stay without one, as before.
+#[test]
+fn load_json_diff_gives_each_change_its_category() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let file = write(dir.path(), "pigsty.yml", &stock("meta.yml"));
+    let diff_in = |state: &std::path::Path, text: &str| -> serde_json::Value {
+        write(dir.path(), "pigsty.yml", text);
+        let r = load(state, &file, &["--json"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+        v["diff"].clone()
+    };
+    let diff = |text: &str| diff_in(&state, text);
+    let change = |c: &str, name: &str, old: Option<&str>, new: Option<&str>| {
+        let mut o = serde_json::json!({"name": name});
+        if !c.is_empty() {
+            o["category"] = c.into();
+        }
+        if let Some(a) = old {
+            o["old"] = a.into();
+        }
+        if let Some(a) = new {
+            o["new"] = a.into();
+        }
+        o
+    };
+    let d = diff(&stock("meta.yml"));
+    assert_eq!(
+        d["added"],
+        serde_json::json!([
+            change(
+                "vm-identity",
+                "pg-meta-1.pigsty.test",
+                None,
+                Some("10.10.10.10")
+            ),
+            change(
+                "service-access",
+                "pg-meta.pigsty.test",
+                None,
+                Some("10.10.10.10")
+            ),
+        ]),
+        "{d}"
+    );
+    let grown = |at: &str| {
+        stock("meta.yml").replace(
+            "    infra:\n",
+            &format!("    pg-test:\n      hosts: {{ {at}: {{ pg_seq: 1, pg_role: primary }} }}\n      vars: {{ pg_cluster: pg-test }}\n    infra:\n"),
+        )
+    };
+    let d = diff(&grown("10.10.10.11"));
+    assert_eq!(
+        d["added"],
+        serde_json::json!([
+            change(
+                "vm-identity",
+                "pg-test-1.pigsty.test",
+                None,
+                Some("10.10.10.11")
+            ),
+            change(
+                "service-access",
+                "pg-test.pigsty.test",
+                None,
+                Some("10.10.10.11")
+            ),
+        ]),
+        "{d}"
+    );
+    let d = diff(&grown("10.10.10.12"));
+    assert_eq!(
+        d["changed"],
+        serde_json::json!([
+            change(
+                "vm-identity",
+                "pg-test-1.pigsty.test",
+                Some("10.10.10.11"),
+                Some("10.10.10.12")
+            ),
+            change(
+                "service-access",
+                "pg-test.pigsty.test",
+                Some("10.10.10.11"),
+                Some("10.10.10.12")
+            ),
+        ]),
+        "{d}"
+    );
+    let d = diff(&stock("meta.yml"));
+    assert_eq!(
+        d["removed"],
+        serde_json::json!([
+            change("", "pg-test-1.pigsty.test", Some("10.10.10.12"), None),
+            change("", "pg-test.pigsty.test", Some("10.10.10.12"), None),
+        ]),
+        "{d}"
+    );
+    // A projection's diff is as it was: no category.
+    let d = diff_in(
+        &dir.path().join("state2"),
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars:\n    vm_hosts: [{address: 10.10.10.11, names: [pg-meta]}]\n",
+    );
+    assert_eq!(
+        d["added"],
+        serde_json::json!([
+            change("", "meta.pigsty.test", None, Some("10.10.10.10")),
+            change("", "pg-meta.pigsty.test", None, Some("10.10.10.11")),
+        ]),
+        "{d}"
+    );
+}
+
 /// Both found by the Ansible differential (tests/it/pigsty_ansible.rs).
 #[test]
 fn what_ansible_reads_otherwise_is_refused() {
