@@ -79,9 +79,10 @@ pub enum Command {
         #[arg(long)]
         identity_only: bool,
         /// In a Pigsty config with several infra nodes that would publish differently: the one whose
-        /// DNS and portal the host uses (its address).
+        /// DNS and portal the host uses, by its name (nodename, else <pg_cluster>-<pg_seq>, else
+        /// node-<last octet>) or its address.
         #[arg(long, value_name = "NODE", conflicts_with = "identity_only")]
-        entry: Option<std::net::Ipv4Addr>,
+        entry: Option<String>,
     },
     /// Validate a host-names.yml and store it as a new generation.
     Load(LoadArgs),
@@ -143,9 +144,10 @@ pub struct ServeArgs {
     #[arg(long)]
     pub identity_only: bool,
     /// In a Pigsty config with several infra nodes that would publish differently: the one whose DNS
-    /// and portal the host uses (its address).
+    /// and portal the host uses, by its name (nodename, else <pg_cluster>-<pg_seq>, else
+    /// node-<last octet>) or its address.
     #[arg(long, value_name = "NODE", conflicts_with = "identity_only")]
-    pub entry: Option<std::net::Ipv4Addr>,
+    pub entry: Option<String>,
     /// Close a TCP connection idle this many seconds (half that while more than half the slots are taken).
     #[arg(long, default_value_t = TCP_IDLE_TIMEOUT_SECS)]
     pub tcp_idle_timeout: u64,
@@ -183,9 +185,10 @@ pub struct LoadArgs {
     #[arg(long)]
     pub identity_only: bool,
     /// In a Pigsty config with several infra nodes that would publish differently: the one whose DNS
-    /// and portal the host uses (its address).
+    /// and portal the host uses, by its name (nodename, else <pg_cluster>-<pg_seq>, else
+    /// node-<last octet>) or its address.
     #[arg(long, value_name = "NODE", conflicts_with = "identity_only")]
-    pub entry: Option<std::net::Ipv4Addr>,
+    pub entry: Option<String>,
     /// Show the diff and stop before storing.
     #[arg(long)]
     pub dry_run: bool,

@@ -79,7 +79,7 @@ fn store_file(
     zone: &Zone,
     ttl: u32,
     negative_ttl: u32,
-    reading: Reading,
+    reading: &Reading,
 ) -> Result<Option<u32>, AppError> {
     let (set, input, info) = input::read_as(file, zone, reading)?;
     for note in &info.notes {
@@ -160,7 +160,7 @@ pub fn run(o: ServeOptions) -> Result<(), AppError> {
     let dir = StateDir::open(&root, true)?;
     let _lock = dir.lock_server()?;
     if let Some(file) = &o.records {
-        store_file(&dir, file, &o.zone, o.ttl, o.negative_ttl, o.reading)?;
+        store_file(&dir, file, &o.zone, o.ttl, o.negative_ttl, &o.reading)?;
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -229,7 +229,7 @@ async fn serve(
         zone: o.zone.clone(),
         ttl: o.ttl,
         negative_ttl: o.negative_ttl,
-        reading: o.reading,
+        reading: o.reading.clone(),
     };
     let background = tokio::spawn(refresh_loop(
         live.clone(),
@@ -566,7 +566,7 @@ impl FollowOpts {
             &self.zone,
             self.ttl,
             self.negative_ttl,
-            self.reading,
+            &self.reading,
         ) {
             Ok(_) => {
                 if matches!(live.info().last_error, Some(LastError::Followed(_))) {

@@ -21,14 +21,14 @@ pub struct ViewInfo {
 
 /// Reads and validates an input file; returns the record set and what to record as its input.
 pub fn read(path: &Path, zone: &Zone) -> Result<(RecordSet, Input), AppError> {
-    read_as(path, zone, Reading::Auto).map(|(set, input, _)| (set, input))
+    read_as(path, zone, &Reading::Auto).map(|(set, input, _)| (set, input))
 }
 
 /// [`read`] as `reading` says, with the view it was read as.
 pub fn read_as(
     path: &Path,
     zone: &Zone,
-    reading: Reading,
+    reading: &Reading,
 ) -> Result<(RecordSet, Input, ViewInfo), AppError> {
     let shown = path.display().to_string();
     // Non-blocking open and fstat: a FIFO or a device would block the command forever.

@@ -100,11 +100,11 @@ pub struct Inventory {
 /// Parses the text of a `host-names.yml` (or a whole Pigsty inventory), choosing the view by what
 /// the file holds ([`Reading::Auto`]).
 pub fn parse(text: &str) -> Result<Inventory, InputError> {
-    parse_as(text, Reading::Auto)
+    parse_as(text, &Reading::Auto)
 }
 
 /// [`parse`] with the view chosen by the caller.
-pub fn parse_as(text: &str, reading: Reading) -> Result<Inventory, InputError> {
+pub fn parse_as(text: &str, reading: &Reading) -> Result<Inventory, InputError> {
     let doc = document(text)?;
     let walk = walked(&doc)?;
     let mut hosts = Vec::with_capacity(walk.hosts.len());
@@ -268,7 +268,8 @@ fn resolve_host(h: &Found<'_>) -> Result<Host, InputError> {
     })
 }
 
-/// `nodename`, else `<pg_cluster>-<pg_seq>`, else `node-<last octet>` (Barn's nodeName).
+/// `nodename`, else `<pg_cluster>-<pg_seq>`, else `node-<last octet>` (Barn's nodeName; also the name
+/// `--entry` takes for an infra node).
 fn node_name(h: &Found<'_>) -> Result<Named, InputError> {
     match lookup(h, "nodename")? {
         Some((Yaml::Str(s), origin)) if !s.is_empty() => {

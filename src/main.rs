@@ -26,7 +26,11 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             zone,
             identity_only,
             entry,
-        } => commands::check::run(file, &zone_arg(zone)?, reading(*identity_only, *entry)),
+        } => commands::check::run(
+            file,
+            &zone_arg(zone)?,
+            reading(*identity_only, entry.as_deref()),
+        ),
         Command::Load(a) => load(a),
         Command::Serve(a) => serve(a),
         Command::Status {
@@ -71,7 +75,7 @@ fn load(a: &LoadArgs) -> Result<Report, AppError> {
         state_dir: a.state.state_dir.as_deref(),
         ttl: a.ttl,
         negative_ttl: a.negative_ttl,
-        reading: reading(a.identity_only, a.entry),
+        reading: reading(a.identity_only, a.entry.as_deref()),
         dry_run: a.dry_run,
         server: a.server,
         require_live: a.require_live,
@@ -80,10 +84,10 @@ fn load(a: &LoadArgs) -> Result<Report, AppError> {
 }
 
 /// `--identity-only` or `--entry` as the way a file is read (clap keeps the two apart).
-fn reading(identity_only: bool, entry: Option<std::net::Ipv4Addr>) -> Reading {
+fn reading(identity_only: bool, entry: Option<&str>) -> Reading {
     match (identity_only, entry) {
         (true, _) => Reading::IdentityOnly,
-        (false, Some(a)) => Reading::Entry(a),
+        (false, Some(e)) => Reading::Entry(e.to_string()),
         (false, None) => Reading::Auto,
     }
 }
@@ -100,7 +104,7 @@ fn serve(a: &ServeArgs) -> Result<Report, AppError> {
         zone,
         ttl: a.ttl,
         negative_ttl: a.negative_ttl,
-        reading: reading(a.identity_only, a.entry),
+        reading: reading(a.identity_only, a.entry.as_deref()),
         tcp_idle_timeout: Duration::from_secs(a.tcp_idle_timeout),
         tcp_max_connections: a.tcp_max_connections,
         allow_transfer: a.allow_transfer.clone(),

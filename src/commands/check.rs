@@ -15,7 +15,7 @@ use crate::records;
 
 /// `check FILE`: validate only; print what would be served and what not. Writes nothing.
 pub fn run(path: &Path, zone: &Zone, reading: Reading) -> Result<Report, AppError> {
-    let (set, input, info) = input::read_as(path, zone, reading)?;
+    let (set, input, info) = input::read_as(path, zone, &reading)?;
     let g = Generation::seal_set(
         set,
         defaults::TTL,

@@ -45,7 +45,7 @@ type Stored = (Report, Option<Rc<Generation>>, Vec<Change>);
 /// Validates and stores.
 pub fn store(o: &LoadOptions<'_>) -> Result<Stored, AppError> {
     check_ttls(o.ttl, o.negative_ttl)?;
-    let (set, input, info) = input::read_as(o.path, o.zone, o.reading)?;
+    let (set, input, info) = input::read_as(o.path, o.zone, &o.reading)?;
     let dir = StateDir::open(&store::resolve(o.state_dir)?, !o.dry_run)?;
     let outcome = dir.commit(set, o.ttl, o.negative_ttl, input, o.dry_run)?;
     let changes = if o.wait_visible {

@@ -188,7 +188,7 @@ fn outcome_json(o: &OutcomeJson) -> Object<'_> {
         .field("record_digest", &g.record_digest)
         .field("state_dir", &o.state_dir)
         .field("path", &o.path)
-        .field("diff", sorted::Diff(&o.diff))
+        .field("diff", sorted::Diff(&o.diff, &g.records))
         .field("served", g.records.len())
         .field(
             "reverse_zone",
@@ -263,8 +263,13 @@ pub mod sorted {
         }
     }
 
+    /// A change as the text diff shows it: an added or changed name with the category of its new
+    /// record when that record names one (a host-access view's), a removed name without (the diff
+    /// base keeps no sources).
     #[derive(Serialize)]
     pub struct ChangeJson<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        category: Option<&'static str>,
         name: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
         new: Option<Ipv4Addr>,
@@ -272,14 +277,26 @@ pub mod sorted {
         old: Option<Ipv4Addr>,
     }
 
-    fn changes(c: &[Change]) -> Seq<'_, Change, ChangeJson<'_>> {
-        Seq {
-            items: c,
-            f: |c| ChangeJson {
-                name: &c.name,
-                new: c.new,
-                old: c.old,
-            },
+    /// Changes written as a JSON array of [`ChangeJson`], each new record's category looked up in
+    /// the generation's `records`.
+    pub struct Changes<'a> {
+        items: &'a [Change],
+        records: &'a [Record],
+    }
+
+    impl Serialize for Changes<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.items.iter().map(|c| {
+                ChangeJson {
+                    category: c
+                        .new
+                        .and_then(|_| super::category_of(self.records, &c.name))
+                        .map(Category::as_str),
+                    name: &c.name,
+                    new: c.new,
+                    old: c.old,
+                }
+            }))
         }
     }
 
@@ -293,19 +310,21 @@ pub mod sorted {
     }
 
     /// A [`records::Diff`] with its keys (and its changes' keys) sorted; `ptr` absent when empty.
-    pub struct Diff<'a>(pub &'a records::Diff);
+    /// The records are the new generation's, which name each change's category.
+    pub struct Diff<'a>(pub &'a records::Diff, pub &'a [Record]);
 
     impl Serialize for Diff<'_> {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
             #[derive(Serialize)]
             struct DiffJson<'a> {
-                added: Seq<'a, Change, ChangeJson<'a>>,
-                changed: Seq<'a, Change, ChangeJson<'a>>,
+                added: Changes<'a>,
+                changed: Changes<'a>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 ptr: Option<Seq<'a, PtrChange, PtrChangeJson<'a>>>,
-                removed: Seq<'a, Change, ChangeJson<'a>>,
+                removed: Changes<'a>,
             }
-            let d = self.0;
+            let (d, records) = (self.0, self.1);
+            let changes = |items| Changes { items, records };
             DiffJson {
                 added: changes(&d.added),
                 changed: changes(&d.changed),
@@ -324,23 +343,23 @@ pub mod sorted {
     }
 }
 
+/// The category the new record of a changed or added name names, looked up in the generation's
+/// name-sorted records; `None` for a projection's record (its sources carry none), so its diff stays
+/// as it was, in text and JSON.
+fn category_of(records: &[Record], name: &str) -> Option<Category> {
+    let i = records
+        .binary_search_by(|r| r.name.as_str().cmp(name))
+        .ok()?;
+    Category::tagged_of(&records[i].sources)
+}
+
 /// The diff lines, the not-served lines and the closing line of a load or rollback.
 fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> String {
     let mut out = String::new();
     // A host-access view's record names its category after the change (a projection's sources carry
     // none, and its lines stay as they were).
     let category = |out: &mut String, name: &str| {
-        let Ok(i) = generation
-            .records
-            .binary_search_by(|r| r.name.as_str().cmp(name))
-        else {
-            return;
-        };
-        let tagged = generation.records[i]
-            .sources
-            .iter()
-            .filter_map(|s| Category::tagged(s));
-        if let Some(c) = tagged.min() {
+        if let Some(c) = category_of(&generation.records, name) {
             out.push_str(" (");
             out.push_str(c.as_str());
             out.push(')');
@@ -388,7 +407,7 @@ fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> St
     }
     for n in &generation.not_served {
         let _ = write!(out, "not served: {} {} ({})", n.name, n.address, n.reason);
-        if let Some(c) = n.sources.iter().filter_map(|s| Category::tagged(s)).min() {
+        if let Some(c) = Category::tagged_of(&n.sources) {
             let _ = write!(out, " ({})", c.as_str());
         }
         out.push('\n');

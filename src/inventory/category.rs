@@ -46,6 +46,15 @@ impl Category {
         ALL.iter().find(|c| c.as_str() == head).copied()
     }
 
+    /// The category a host-access view's record names: the first, in this order, of its tagged
+    /// sources'; `None` for a projection's record, whose sources carry none.
+    pub fn tagged_of<S: AsRef<str>>(sources: &[S]) -> Option<Category> {
+        sources
+            .iter()
+            .filter_map(|s| Category::tagged(s.as_ref()))
+            .min()
+    }
+
     /// The category a source names; an untagged source (a projection's) is a `vm_hosts` name or an
     /// identity by its path.
     pub fn of_source(source: &str) -> Category {
@@ -70,23 +79,24 @@ impl Category {
 }
 
 /// How a file is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Reading {
     /// A Pigsty config gets the literal host-access view, a projection the identities and `vm_hosts`.
     #[default]
     Auto,
     /// Only the identities and `vm_hosts`, whatever the file holds (`--identity-only`).
     IdentityOnly,
-    /// As `Auto`, with the infra node at this address as the entry whose DNS and portal the host
-    /// uses (`--entry NODE`), when the infra nodes would publish differently.
-    Entry(std::net::Ipv4Addr),
+    /// As `Auto`, with this infra node as the entry whose DNS and portal the host uses (`--entry
+    /// NODE`), when the infra nodes would publish differently: its address, or its name as the view
+    /// derives it (`nodename`, else `<pg_cluster>-<pg_seq>`, else `node-<octet>`).
+    Entry(String),
 }
 
 impl Reading {
-    /// The infra entry the user picked, if any.
-    pub fn entry(self) -> Option<std::net::Ipv4Addr> {
+    /// The infra entry the user picked (a name or an address, as given), if any.
+    pub fn entry(&self) -> Option<&str> {
         match self {
-            Reading::Entry(a) => Some(a),
+            Reading::Entry(e) => Some(e),
             _ => None,
         }
     }

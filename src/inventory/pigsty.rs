@@ -106,11 +106,11 @@ pub(super) struct Derivation {
 
 /// Every host's identities and targets, `vm_skip` hosts included (an external primary or infra
 /// still decides a target); `skipped[i]` says whether `hosts[i]` is skipped.
-/// `entry` is the infra node the user picked (`--entry`).
+/// `entry` is the infra node the user picked (`--entry`: its name or address, as given).
 pub(super) fn derive(
     hosts: &[Found<'_>],
     skipped: &[bool],
-    entry: Option<Ipv4Addr>,
+    entry: Option<&str>,
 ) -> Result<Derivation, InputError> {
     let mut out = Out::default();
     service::pg(hosts, &mut out)?;

@@ -447,6 +447,122 @@ fn load_keeps_the_category_and_its_diff_names_it() {
     );
 }
 
+/// `load --json` gives each added or changed name of its diff the category the text diff names; a
+/// removed name has none there either (the diff base keeps no sources), and a projection's changes
+/// stay without one, as before.
+#[test]
+fn load_json_diff_gives_each_change_its_category() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let file = write(dir.path(), "pigsty.yml", &stock("meta.yml"));
+    let diff_in = |state: &std::path::Path, text: &str| -> serde_json::Value {
+        write(dir.path(), "pigsty.yml", text);
+        let r = load(state, &file, &["--json"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+        v["diff"].clone()
+    };
+    let diff = |text: &str| diff_in(&state, text);
+    let change = |c: &str, name: &str, old: Option<&str>, new: Option<&str>| {
+        let mut o = serde_json::json!({"name": name});
+        if !c.is_empty() {
+            o["category"] = c.into();
+        }
+        if let Some(a) = old {
+            o["old"] = a.into();
+        }
+        if let Some(a) = new {
+            o["new"] = a.into();
+        }
+        o
+    };
+    let d = diff(&stock("meta.yml"));
+    assert_eq!(
+        d["added"],
+        serde_json::json!([
+            change(
+                "vm-identity",
+                "pg-meta-1.pigsty.test",
+                None,
+                Some("10.10.10.10")
+            ),
+            change(
+                "service-access",
+                "pg-meta.pigsty.test",
+                None,
+                Some("10.10.10.10")
+            ),
+        ]),
+        "{d}"
+    );
+    let grown = |at: &str| {
+        stock("meta.yml").replace(
+            "    infra:\n",
+            &format!("    pg-test:\n      hosts: {{ {at}: {{ pg_seq: 1, pg_role: primary }} }}\n      vars: {{ pg_cluster: pg-test }}\n    infra:\n"),
+        )
+    };
+    let d = diff(&grown("10.10.10.11"));
+    assert_eq!(
+        d["added"],
+        serde_json::json!([
+            change(
+                "vm-identity",
+                "pg-test-1.pigsty.test",
+                None,
+                Some("10.10.10.11")
+            ),
+            change(
+                "service-access",
+                "pg-test.pigsty.test",
+                None,
+                Some("10.10.10.11")
+            ),
+        ]),
+        "{d}"
+    );
+    let d = diff(&grown("10.10.10.12"));
+    assert_eq!(
+        d["changed"],
+        serde_json::json!([
+            change(
+                "vm-identity",
+                "pg-test-1.pigsty.test",
+                Some("10.10.10.11"),
+                Some("10.10.10.12")
+            ),
+            change(
+                "service-access",
+                "pg-test.pigsty.test",
+                Some("10.10.10.11"),
+                Some("10.10.10.12")
+            ),
+        ]),
+        "{d}"
+    );
+    let d = diff(&stock("meta.yml"));
+    assert_eq!(
+        d["removed"],
+        serde_json::json!([
+            change("", "pg-test-1.pigsty.test", Some("10.10.10.12"), None),
+            change("", "pg-test.pigsty.test", Some("10.10.10.12"), None),
+        ]),
+        "{d}"
+    );
+    // A projection's diff is as it was: no category.
+    let d = diff_in(
+        &dir.path().join("state2"),
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars:\n    vm_hosts: [{address: 10.10.10.11, names: [pg-meta]}]\n",
+    );
+    assert_eq!(
+        d["added"],
+        serde_json::json!([
+            change("", "meta.pigsty.test", None, Some("10.10.10.10")),
+            change("", "pg-meta.pigsty.test", None, Some("10.10.10.11")),
+        ]),
+        "{d}"
+    );
+}
+
 /// Both found by the Ansible differential (tests/it/pigsty_ansible.rs).
 #[test]
 fn what_ansible_reads_otherwise_is_refused() {
@@ -520,11 +636,115 @@ fn entry_picks_the_infra_node_the_host_uses() {
     );
     let r = check_text_with(&text, &["--entry", "10.10.10.99"]);
     assert_eq!(r.code, 8, "{}", r.stderr);
-    assert!(r.stderr.contains("--entry 10.10.10.99 is not an infra node (the infra group has 10.10.10.10, 10.10.10.11)"), "{}", r.stderr);
+    assert!(r.stderr.contains("--entry \"10.10.10.99\" is not an infra node's name or address (the infra group has \"pg-x-1\" at 10.10.10.10, \"pg-x-2\" at 10.10.10.11)"), "{}", r.stderr);
     assert_eq!(
         check_text_with(&text, &["--entry", "10.10.10.11", "--identity-only"]).code,
         2
     );
+}
+
+/// `--entry NODE` takes the infra node's name as the view derives it (nodename, else
+/// `<pg_cluster>-<pg_seq>`, else `node-<octet>`) as well as its address; a value that is neither is
+/// refused naming it (quoted, cut, inert) and the infra group's names and addresses.
+#[test]
+fn entry_takes_the_node_name_too() {
+    let text = one("")
+        .replace("admin_ip: 10.10.10.10}", "admin_ip: 10.10.10.10, node_write_etc_hosts: false}")
+        .replace(
+            "infra: {hosts: {10.10.10.10: {infra_seq: 1}}}",
+            "infra: {hosts: {10.10.10.10: {infra_seq: 1}, 10.10.10.11: {infra_seq: 2, admin_ip: 10.10.10.11, nodename: infra-b}, 10.10.10.12: {infra_seq: 3, admin_ip: 10.10.10.12}}}",
+        )
+        .replace("  vars: {admin_ip", "  hosts: {10.10.10.20: {}}\n  vars: {admin_ip");
+    for (entry, admin) in [
+        ("pg-x-1", "10.10.10.10"),
+        ("infra-b", "10.10.10.11"),
+        ("node-12", "10.10.10.12"),
+        ("10.10.10.12", "10.10.10.12"),
+    ] {
+        let v = json(&text, &["--entry", entry]);
+        assert!(
+            triples(&v, "not_served").contains(&t("m.pigsty", admin, "infra-dns")),
+            "--entry {entry}: {v}"
+        );
+    }
+    // load reads it the same way.
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "pigsty.yml", &text);
+    let r = load(
+        &dir.path().join("state"),
+        &file,
+        &["--entry", "infra-b", "--dry-run"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("not served: m.pigsty 10.10.10.11"),
+        "{}",
+        r.stdout
+    );
+    // A name that is no infra node's (node-20 is a host, not in the infra group), or none at all.
+    let candidates = "(the infra group has \"pg-x-1\" at 10.10.10.10, \"infra-b\" at 10.10.10.11, \"node-12\" at 10.10.10.12)";
+    for entry in ["node-20", "pg-x-9", "10.10.10.20", ""] {
+        let r = check_text_with(&text, &["--entry", entry]);
+        assert_eq!(r.code, 8, "--entry {entry:?}: {}", r.stderr);
+        let line = r.error_line();
+        assert!(
+            line.contains(&format!(
+                "--entry {entry:?} is not an infra node's name or address {candidates}"
+            )),
+            "{line}"
+        );
+        assert!(
+            r.stderr.contains("next: give the name or address of one of the infra group's hosts, e.g. --entry 10.10.10.10\n"),
+            "{}",
+            r.stderr
+        );
+    }
+    // A value full of escapes, and a long one: quoted, escaped and cut.
+    let r = check_text_with(&text, &["--entry", &format!("x{ESCAPES}")]);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    assert_run_inert("--entry with escapes", &r);
+    assert!(
+        r.error_line().contains("--entry \"x\\u{1b}]0;OWNED"),
+        "{}",
+        r.stderr
+    );
+    let long = "n".repeat(300);
+    let r = check_text_with(&text, &["--entry", &long]);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    assert!(
+        r.error_line().contains(&format!(
+            "--entry \"{}\"…(300 bytes) is not",
+            "n".repeat(80)
+        )),
+        "{}",
+        r.stderr
+    );
+    // Two infra nodes of one name: the address decides.
+    let twice = text.replace("nodename: infra-b", "nodename: pg-x-1");
+    let r = check_text_with(&twice, &["--entry", "pg-x-1"]);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    assert!(
+        r.error_line()
+            .contains("--entry \"pg-x-1\" names 2 infra nodes (10.10.10.10, 10.10.10.11)"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("next: give its address, e.g. --entry 10.10.10.10\n"),
+        "{}",
+        r.stderr
+    );
+    // Each command's help says so.
+    for cmd in ["check", "load", "serve"] {
+        let r = run(&[cmd, "--help"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let help = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            help.contains("by its name (nodename, else <pg_cluster>-<pg_seq>, else node-<last octet>) or its address"),
+            "{cmd}: {help}"
+        );
+    }
 }
 
 #[test]

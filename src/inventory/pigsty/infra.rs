@@ -5,6 +5,7 @@
 use std::net::Ipv4Addr;
 
 use super::{Out, PIGSTY_VERSION, address_of, bool_var, hosts_line, lines_var, string_var, var};
+use crate::inventory::node_name;
 use crate::inventory::walk::Found;
 use crate::inventory::{Category, InputError};
 use crate::text::quote;
@@ -52,30 +53,15 @@ fn push_lines(
 /// one the host asks.
 pub(super) fn entry(
     hosts: &[Found<'_>],
-    picked: Option<Ipv4Addr>,
+    picked: Option<&str>,
     out: &mut Out,
 ) -> Result<(), InputError> {
     let mut infra: Vec<&Found<'_>> = hosts
         .iter()
         .filter(|h| h.groups.contains("infra"))
         .collect();
-    if let Some(a) = picked {
-        let listed: Vec<String> = infra.iter().map(|h| h.address.to_string()).collect();
-        infra.retain(|h| h.address == a);
-        if infra.is_empty() {
-            return Err(InputError::new(
-                "",
-                format!(
-                    "--entry {a} is not an infra node (the infra group has {})",
-                    if listed.is_empty() {
-                        "none".to_string()
-                    } else {
-                        listed.join(", ")
-                    }
-                ),
-                "give the address of one of the infra group's hosts",
-            ));
-        }
+    if let Some(value) = picked {
+        infra = vec![pick(&infra, value)?];
     }
     let Some(first) = infra.first() else {
         return Ok(());
@@ -112,6 +98,79 @@ pub(super) fn entry(
     }
     push_lines(first, "dns_records", DNS_RECORDS, Category::InfraDns, out)?;
     portal(first, out)
+}
+
+/// Infra nodes named in a refusal of `--entry`, at most; the rest are counted.
+const LISTED: usize = 8;
+
+/// The infra node `--entry VALUE` picks: the one at that address, or the one whose VM name (Barn's:
+/// `nodename`, else `<pg_cluster>-<pg_seq>`, else `node-<last octet>`) it is. A value that is
+/// neither is refused naming it and the infra group's names and addresses; a name two infra nodes
+/// share, naming both addresses.
+fn pick<'h, 'a>(infra: &[&'h Found<'a>], value: &str) -> Result<&'h Found<'a>, InputError> {
+    // A skipped infra node (an external one) has no VM name in the view, but is named by the
+    // same rule here; one whose name cannot be derived is picked by its address only.
+    let name = |h: &Found<'_>| node_name(h).ok().map(|n| n.name);
+    let matching: Vec<&Found<'_>> = match value.parse::<Ipv4Addr>() {
+        Ok(a) => infra.iter().copied().filter(|h| h.address == a).collect(),
+        Err(_) => infra
+            .iter()
+            .copied()
+            .filter(|h| name(h).as_deref() == Some(value))
+            .collect(),
+    };
+    match matching[..] {
+        [one] => Ok(one),
+        [] => {
+            let mut listed: Vec<String> = infra
+                .iter()
+                .take(LISTED)
+                .map(|h| match name(h) {
+                    Some(n) => format!("{} at {}", quote(&n), h.address),
+                    None => h.address.to_string(),
+                })
+                .collect();
+            if infra.len() > LISTED {
+                listed.push(format!("and {} more", infra.len() - LISTED));
+            }
+            let (has, next) = match infra.first() {
+                None => (
+                    "none".to_string(),
+                    "leave out --entry: no host is in the infra group".to_string(),
+                ),
+                Some(h) => (
+                    listed.join(", "),
+                    format!(
+                        "give the name or address of one of the infra group's hosts, e.g. \
+                         --entry {}",
+                        h.address
+                    ),
+                ),
+            };
+            Err(InputError::new(
+                "",
+                format!(
+                    "--entry {} is not an infra node's name or address (the infra group has {has})",
+                    quote(value)
+                ),
+                next,
+            ))
+        }
+        [first, ..] => Err(InputError::new(
+            "",
+            format!(
+                "--entry {} names {} infra nodes ({})",
+                quote(value),
+                matching.len(),
+                matching
+                    .iter()
+                    .map(|h| h.address.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            format!("give its address, e.g. --entry {}", first.address),
+        )),
+    }
 }
 
 /// Each standard portal entry's domain (the home entry, a `path` or an `endpoint` one) → the infra
