@@ -19,12 +19,8 @@ pub struct ViewInfo {
     pub notes: Vec<String>,
 }
 
-/// Reads and validates an input file; returns the record set and what to record as its input.
-pub fn read(path: &Path, zone: &Zone) -> Result<(RecordSet, Input), AppError> {
-    read_as(path, zone, Reading::Auto).map(|(set, input, _)| (set, input))
-}
-
-/// [`read`] as `reading` says, with the view it was read as.
+/// Reads and validates an input file as `reading` says; returns the record set, what to record as its
+/// input and the view it was read as.
 pub fn read_as(
     path: &Path,
     zone: &Zone,
