@@ -55,7 +55,8 @@ pub struct Plan {
     pub flush: Vec<Step>,
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
-    /// macOS: other resolvers that claim the zone (install refuses while there are any).
+    /// Other resolvers that claim the zone: macOS's, or resolved's other scopes (install refuses while
+    /// there are any).
     pub claimants: Vec<Claim>,
     #[serde(skip)]
     pub render: Render,
