@@ -19,18 +19,44 @@ pub struct ViewInfo {
     pub notes: Vec<String>,
 }
 
-/// Reads and validates an input file; returns the record set and what to record as its input.
-pub fn read(path: &Path, zone: &Zone) -> Result<(RecordSet, Input), AppError> {
-    read_as(path, zone, &Reading::Auto).map(|(set, input, _)| (set, input))
-}
-
-/// [`read`] as `reading` says, with the view it was read as.
+/// Reads and validates an input file as `reading` says; returns the record set, what to record as its
+/// input and the view it was read as.
 pub fn read_as(
     path: &Path,
     zone: &Zone,
     reading: &Reading,
 ) -> Result<(RecordSet, Input, ViewInfo), AppError> {
     let shown = path.display().to_string();
+    let bytes = read_bytes(path, &shown)?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        AppError::new(
+            Class::Invalid,
+            format!("{shown}: is not UTF-8 text (byte {})", e.valid_up_to()),
+            "save the file as UTF-8",
+        )
+    })?;
+    let mut inv = inventory::parse_as(text, reading).map_err(|e| AppError::input(&shown, e))?;
+    if inv.view == View::HostAccess {
+        beside_the_file(path, &shown)?;
+    }
+    let info = ViewInfo {
+        view: inv.view,
+        notes: std::mem::take(&mut inv.notes),
+    };
+    let set = RecordSet::from_inventory(inv, zone).map_err(|e| AppError::input(&shown, e))?;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
+    Ok((
+        set,
+        Input {
+            path: abs.display().to_string(),
+            sha256: sha256_hex(&bytes),
+        },
+        info,
+    ))
+}
+
+/// The file's bytes, at most [`MAX_INPUT_BYTES`]: opened without blocking, a regular file only.
+fn read_bytes(path: &Path, shown: &str) -> Result<Vec<u8>, AppError> {
     // Non-blocking open and fstat: a FIFO or a device would block the command forever.
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -82,31 +108,7 @@ pub fn read_as(
             "split the records or remove what pigsty-dns does not read",
         ));
     }
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
-        AppError::new(
-            Class::Invalid,
-            format!("{shown}: is not UTF-8 text (byte {})", e.valid_up_to()),
-            "save the file as UTF-8",
-        )
-    })?;
-    let mut inv = inventory::parse_as(text, reading).map_err(|e| AppError::input(&shown, e))?;
-    if inv.view == View::HostAccess {
-        beside_the_file(path, &shown)?;
-    }
-    let info = ViewInfo {
-        view: inv.view,
-        notes: std::mem::take(&mut inv.notes),
-    };
-    let set = RecordSet::from_inventory(inv, zone).map_err(|e| AppError::input(&shown, e))?;
-    let abs = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
-    Ok((
-        set,
-        Input {
-            path: abs.display().to_string(),
-            sha256: sha256_hex(&bytes),
-        },
-        info,
-    ))
+    Ok(bytes)
 }
 
 /// Ansible would also read `group_vars/` and `host_vars/` beside the inventory; the literal view reads

@@ -33,6 +33,11 @@
 //!   (values quoted in messages, cut to a bound), and [`sys`], the host layer (atomic writes, users,
 //!   locks, the platform, systemd's version and unit state, running programs).
 //!
+//! The surface: the modules the binary (`src/main.rs`), the integration tests (`tests/it`,
+//! `tests/labs`) and the fuzz targets (`tests/fuzz`) use are `pub`; [`hosts`], [`input`],
+//! [`resolved_conf`], [`reverse_view`], [`sd_notify`], [`transfer`], [`view_error`] and `wire` are
+//! the crate's own.
+//!
 //! Unit tests sit inline in a `#[cfg(test)] mod tests` up to about 150 lines; a longer test module is
 //! its own file, the child `tests` of the module it tests (`x/tests.rs`, `x/tests/` when it has parts).
 
@@ -43,27 +48,27 @@ pub mod defaults;
 pub mod digest;
 pub mod error;
 pub mod generation;
-pub mod hosts;
-pub mod input;
+mod hosts;
+mod input;
 pub mod inventory;
 pub mod name;
 pub mod output;
 pub mod probe;
 pub mod records;
 pub mod reload;
-pub mod resolved_conf;
-pub mod reverse_view;
+mod resolved_conf;
+mod reverse_view;
 pub mod route;
-pub mod sd_notify;
+mod sd_notify;
 pub mod server;
 pub mod service;
 pub mod status_file;
 pub mod store;
 pub mod sys;
 pub mod text;
-pub mod transfer;
+mod transfer;
 pub mod transport;
-pub mod view_error;
+mod view_error;
 mod wire;
 pub mod yaml;
 pub mod zone_view;

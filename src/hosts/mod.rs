@@ -5,7 +5,7 @@
 //! the live generation, so `route status` and `route install` can say which names and addresses the
 //! hosts file answers in the zone's place and what removes them.
 //!
-//! - [`file`]: the safe read ([`read`]) and the pure parse ([`parse`]) with each line's class.
+//! - [`file`]: the safe read ([`read`]) and the pure parse ([`file::parse`]) with each line's class.
 //! - [`nss`]: the `hosts:` line of `/etc/nsswitch.conf` with its `[STATUS=action]` items, the questions
 //!   the route needs answered from it, and the check of `/etc/resolv.conf` for resolved's stub.
 //! - [`findings`]: the comparison with the zone ([`ZoneAnswers`]), each finding's `next:`, and the
@@ -18,14 +18,9 @@ pub mod file;
 pub mod findings;
 pub mod nss;
 
-pub use file::{
-    BarnBlock, HostsError, HostsErrorKind, HostsFile, HostsLine, LineClass, MAX_BYTES, SkipReason,
-    Skipped, parse, read, read_bytes,
-};
-pub use findings::{
-    EmptyZone, Finding, FindingKind, NssSummary, Summary, ZoneAnswers, findings, summary,
-};
+pub use file::{HostsLine, read};
+pub use findings::{EmptyZone, Finding, FindingKind, NssSummary, Summary, ZoneAnswers, summary};
 pub use nss::{
-    Action, FilesOrder, NssError, NssHosts, Reach, RouteEffect, Source, Status,
-    resolv_conf_points_at_stub, resolv_target_is_stub, resolved_reads_etc_hosts,
+    NssError, NssHosts, RouteEffect, resolv_conf_points_at_stub, resolv_target_is_stub,
+    resolved_reads_etc_hosts,
 };

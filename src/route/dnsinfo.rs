@@ -15,6 +15,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::adapter::macos::{self, SCUTIL};
+use super::claim::Claim;
 use super::files::under;
 use crate::defaults::MDNS_PORT;
 use crate::sys::{Runner, argv};
@@ -270,21 +271,21 @@ impl ResolverFile {
         let shown = Path::new(macos::DIR).join(&self.name);
         let domain = self.domain.as_deref().unwrap_or_default();
         if self.ours && macos::is_temp_name(&self.name) {
-            return Claim {
-                what: format!(
+            return Claim::resolver(
+                format!(
                     "{}: a temporary file an interrupted pigsty-dns write left behind; configd reads it as a resolver for {domain}",
                     shown.display()
                 ),
-                stale_ours: true,
-            };
+                true,
+            );
         }
         let inside = if norm(domain) == norm(zone) {
             String::new()
         } else {
             format!(", inside {zone}: lookups under it go there, the longest domain winning")
         };
-        Claim {
-            what: format!(
+        Claim::resolver(
+            format!(
                 "{}: configd reads it as a resolver for {domain}{inside} ({}nameserver {}{})",
                 shown.display(),
                 if self.domain_line {
@@ -303,17 +304,9 @@ impl ResolverFile {
                 },
                 self.port.map(|p| format!(", port {p}")).unwrap_or_default()
             ),
-            stale_ours: false,
-        }
+            false,
+        )
     }
-}
-
-/// Another resolver that claims the zone.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Claim {
-    pub what: String,
-    /// A temporary file an interrupted write of pigsty-dns left in `/etc/resolver`.
-    pub stale_ours: bool,
 }
 
 /// Every resolver for `zone` or a domain under it besides the route's own file: other entries of
@@ -342,8 +335,8 @@ pub fn claimants(root: &Path, runner: &mut dyn Runner, zone: &str) -> Vec<Claim>
             if files.iter().any(|f| f.explains(r)) {
                 continue;
             }
-            claims.push(Claim {
-                what: format!(
+            claims.push(Claim::resolver(
+                format!(
                     "scutil --dns {}: {} for {} too",
                     r.describe(),
                     if r.flags.iter().any(|f| f == "Supplemental" || f == "Scoped")
@@ -355,8 +348,8 @@ pub fn claimants(root: &Path, runner: &mut dyn Runner, zone: &str) -> Vec<Claim>
                     },
                     r.domain.as_deref().unwrap_or(zone)
                 ),
-                stale_ours: false,
-            });
+                false,
+            ));
         }
     }
     claims

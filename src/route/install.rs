@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::adapter::{self, Family, Step};
+use super::claim::{self, Seen};
 use super::context::{Ctx, needs_root};
 use super::files::{self, Existing};
 use super::hosts_view::{self, View};
@@ -308,9 +309,9 @@ fn refuse_not_ours(plan: &Plan) -> Result<(), AppError> {
 
 /// The zone is never shared: another resolver that claims it (macOS) refuses the install.
 fn refuse_claimants(plan: &Plan) -> Result<(), AppError> {
-    let Some(first) = plan.claimants.first() else {
+    if plan.claimants.is_empty() {
         return Ok(());
-    };
+    }
     Err(AppError::new(
         Class::Conflict,
         format!(
@@ -322,16 +323,7 @@ fn refuse_claimants(plan: &Plan) -> Result<(), AppError> {
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
-        if first.stale_ours {
-            "sudo pigsty-dns route uninstall --yes removes pigsty-dns's stale temporary file; then install again".to_string()
-        } else if adapter::family(plan.adapter) != Family::Mdns {
-            lifecycle::refusal_next(&plan.claimants)
-        } else {
-            format!(
-                "remove it (an /etc/resolver file you no longer need: delete it; a VPN's split DNS: disconnect it or drop {} from its DNS settings), then install again: the zone is never shared",
-                plan.zone
-            )
-        },
+        claim::advice(&plan.claimants, &plan.zone, Seen::Install),
     ))
 }
 

@@ -8,6 +8,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use super::claim::{Claim, Scope};
 use crate::status_file::{ServerState, Status};
 
 /// A verdict and the one command (or action) that fixes it.
@@ -265,35 +266,6 @@ pub fn link_finding(
 
 // ---------------------------------------------------------------- other links that claim the zone
 
-/// One routing domain another resolver scope holds that takes names of ours.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Claim {
-    /// `link vpn0`, `the global settings`, `delegate corp`.
-    pub owner: String,
-    /// The link's name, when a link claims it.
-    pub link: Option<String>,
-    /// As listed (`~corp.pigsty.test`).
-    pub domain: String,
-    /// Which of our zones it takes names of.
-    pub zone: String,
-    pub subdomain: bool,
-}
-
-impl Claim {
-    pub fn describe(&self) -> String {
-        format!(
-            "{} claims {} ({})",
-            self.owner,
-            self.domain,
-            if self.subdomain {
-                format!("a subdomain of {}", self.zone)
-            } else {
-                format!("the zone {}", self.zone)
-            }
-        )
-    }
-}
-
 /// Who holds a line of `resolvectl domain` output: `Global`, `Link 3 (vpn0)`, `Delegate corp`.
 fn owner_of(label: &str) -> Option<(String, Option<String>)> {
     let label = label.trim();
@@ -335,13 +307,13 @@ pub fn claims<Z: AsRef<str>>(domain_out: &str, zones: &[Z], ours: &str) -> Vec<C
                 let z = norm(z.as_ref());
                 if crate::name::in_zone(&n, &z) {
                     let sub = n != z;
-                    v.push(Claim {
+                    v.push(Claim::of_scope(Scope {
                         owner: owner.clone(),
                         link: link.clone(),
                         domain: d.to_string(),
                         zone: z.clone(),
                         subdomain: sub,
-                    });
+                    }));
                 }
             }
         }
@@ -357,38 +329,6 @@ pub fn default_route_links(domain_out: &str) -> Vec<String> {
         .filter(|(_, r)| r.split_whitespace().any(|d| d == "~."))
         .filter_map(|(label, _)| owner_of(label).map(|(o, _)| o))
         .collect()
-}
-
-/// The fix for a claim: what to drop, on which link.
-pub fn claims_next(c: &[Claim]) -> String {
-    let links: Vec<String> = c.iter().map(|c| c.owner.clone()).collect();
-    let domains: Vec<&str> = c.iter().map(|c| c.domain.as_str()).collect();
-    format!(
-        "drop {} from {} (a VPN: its split-DNS settings; by hand: resolvectl domain LINK without it), then pigsty-dns route install again: the zone is never shared",
-        domains.join(" "),
-        dedup(links).join(", ")
-    )
-}
-
-/// install's `next:` when a resolved scope claims the zones (the claims as `Claim::describe` put them).
-pub fn refusal_next(c: &[super::dnsinfo::Claim]) -> String {
-    format!(
-        "take the zone off the other scope ({}): a VPN: its split-DNS settings; by hand: resolvectl domain LINK without it; then install again: the zone is never shared",
-        c.iter()
-            .map(|c| c.what.as_str())
-            .collect::<Vec<_>>()
-            .join("; ")
-    )
-}
-
-fn dedup(mut v: Vec<String>) -> Vec<String> {
-    let mut seen = Vec::new();
-    v.retain(|x| {
-        let new = !seen.contains(x);
-        seen.push(x.clone());
-        new
-    });
-    v
 }
 
 // ---------------------------------------------------------------- the journal

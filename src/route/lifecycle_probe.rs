@@ -5,10 +5,10 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use super::claim::Claim;
 use super::context::Ctx;
-use super::dnsinfo::Claim as DnsClaim;
 use super::files::under;
-use super::lifecycle::{self, Claim, DaemonFacts, LinkState, UNIT_PROPS, UserUnit};
+use super::lifecycle::{self, DaemonFacts, LinkState, UNIT_PROPS, UserUnit};
 use crate::store::place;
 use crate::sys::{Os, Runner, argv, user};
 
@@ -100,15 +100,8 @@ pub fn resolved_claims<Z: AsRef<str>>(
 
 /// Other resolved scopes that claim `zones`, as install's claimants (none when `resolvectl domain`
 /// cannot say: the scope check after apply still sees a route that does not work).
-pub fn resolved_claimants(runner: &mut dyn Runner, zones: &[&str], ours: &str) -> Vec<DnsClaim> {
-    match resolved_claims(runner, zones, ours) {
-        Ok((claims, _)) => claims
-            .iter()
-            .map(|c| DnsClaim {
-                what: c.describe(),
-                stale_ours: false,
-            })
-            .collect(),
-        Err(_) => vec![],
-    }
+pub fn resolved_claimants(runner: &mut dyn Runner, zones: &[&str], ours: &str) -> Vec<Claim> {
+    resolved_claims(runner, zones, ours)
+        .map(|(claims, _)| claims)
+        .unwrap_or_default()
 }

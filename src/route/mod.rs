@@ -8,12 +8,13 @@
 //! systemd-resolved, mDNSResponder, NetworkManager's dnsmasq — holding its scope check, lookups,
 //! caching rule, flush and hints), `plan` (choosing an adapter, the full plan), `files` (the ownership
 //! marker and how files are written), `journal` (what an install wrote), `installed` (what is in
-//! place, journal or not), `lifecycle` (what status makes of a route's later life: a daemon down, a
-//! lost link, a VPN's claim, a damaged journal, a hand edit) and `lifecycle_probe` (what it runs and
-//! reads to get there), `live` (the reverse zone and canonical names of the daemon's live
-//! generation), `hosts_view` (the hosts file and nsswitch.conf as they bear on the zone), `verify`
-//! (the list of checks through the native path), `check` (a check's result and polling), `counters`
-//! (what the daemon counted, from its status file), `dnsinfo` (macOS: `scutil --dns` and
+//! place, journal or not), `claim` (another resolver that claims the zone, and the one advice for
+//! it), `lifecycle` (what status makes of a route's later life: a daemon down, a lost link, a VPN's
+//! claim, a damaged journal, a hand edit) and `lifecycle_probe` (what it runs and reads to get
+//! there), `live` (the reverse zone and canonical names of the daemon's live generation),
+//! `hosts_view` (the hosts file and nsswitch.conf as they bear on the zone), `verify` (the list of
+//! checks through the native path), `check` (a check's result and polling), `counters` (what the
+//! daemon counted, from its status file), `dnsinfo` (macOS: `scutil --dns` and
 //! `/etc/resolver` as configd and mDNSResponder read them, and the other resolvers that claim the
 //! zone), `visible` (when a change `load` made is visible through this host's route), and one file
 //! per command (`status` a folder: one function per item, in `routed` and `unrouted`). Route talks to
@@ -22,6 +23,7 @@
 
 pub mod adapter;
 pub(crate) mod check;
+pub mod claim;
 pub(crate) mod cli;
 pub(crate) mod context;
 pub(crate) mod counters;

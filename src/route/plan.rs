@@ -9,8 +9,9 @@ use serde::Serialize;
 use super::adapter::link::{DEFAULT_LINK, DEFAULT_LINK_ADDRESS};
 use super::adapter::macos::TEMP_DIR_FALLBACK;
 use super::adapter::{self, AdapterName, Family, LinkKind, Params, Render, Step, Variant, render};
+use super::claim::Claim;
 use super::detect::{Driver, Facts};
-use super::dnsinfo::{self, Claim};
+use super::dnsinfo;
 use super::family;
 use super::files::{self, Existing};
 use super::lifecycle_probe;
@@ -54,7 +55,8 @@ pub struct Plan {
     pub flush: Vec<Step>,
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
-    /// macOS: other resolvers that claim the zone (install refuses while there are any).
+    /// Other resolvers that claim the zone: macOS's, or resolved's other scopes (install refuses while
+    /// there are any).
     pub claimants: Vec<Claim>,
     #[serde(skip)]
     pub render: Render,

@@ -57,12 +57,4 @@ impl Source {
             .map_err(|e| e.to_string())?
             .generation(serial)
     }
-
-    /// Serials stored, newest first.
-    pub fn stored(&self) -> Vec<u32> {
-        StateDir::open(&self.state_dir, false)
-            .and_then(|d| d.list())
-            .map(|l| l.into_iter().map(|(s, _)| s).collect())
-            .unwrap_or_default()
-    }
 }

@@ -43,6 +43,10 @@ fn a_state_dir_systemd_cannot_take_is_refused() {
             "--dry-run",
             "--state-dir",
             dir,
+            // A root-owned program: the test binary may sit under a world-writable /tmp, which the
+            // program check (before the state dir's) refuses.
+            "--program",
+            "/usr/bin/true",
         ]);
         assert_eq!(r.code, 2, "{dir}: {}{}", r.stdout, r.stderr);
         let e = r.error_line();
@@ -59,6 +63,8 @@ fn a_state_dir_systemd_cannot_take_is_refused() {
         "--dry-run",
         "--state-dir",
         "/var/lib/pigsty-dns/a.b_c+d@e",
+        "--program",
+        "/usr/bin/true",
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
@@ -76,6 +82,8 @@ fn a_state_dir_systemd_cannot_take_is_refused() {
         "--dry-run",
         "--state-dir",
         "/var/lib/pigsty-dns",
+        "--program",
+        "/usr/bin/true",
     ]);
     assert!(
         r.stdout
@@ -160,6 +168,8 @@ fn service_install_refuses_a_login_account_as_service_user() {
                 "--user",
                 user,
                 "--dry-run",
+                "--program",
+                "/usr/bin/true",
             ])
             .env_remove("PIGSTY_DNS_STATE_DIR")
             .env_remove("PIGSTY_DNS_LISTEN")

@@ -1,4 +1,5 @@
 use super::*;
+use crate::route::claim::{Seen, advice};
 use crate::status_file::CountersSnapshot;
 
 fn status(state: ServerState) -> Status {
@@ -226,17 +227,18 @@ fn a_default_route_vpn_is_no_claim_but_the_zone_its_subdomain_or_the_reverse_zon
         let out = DOMAINS.replace("(vpn0): ~.", &format!("(vpn0): ~. {d}"));
         let c = claims(&out, &zones(), "link pigsty-dns0");
         assert_eq!(c.len(), 1, "{d}: {c:?}");
+        let s = c[0].scope.as_ref().unwrap();
         assert_eq!(
-            (c[0].link.as_deref(), c[0].zone.as_str(), c[0].subdomain),
+            (s.link.as_deref(), s.zone.as_str(), s.subdomain),
             (Some("vpn0"), zone, sub),
             "{d}"
         );
         assert!(
-            c[0].describe()
-                .starts_with(&format!("link vpn0 claims {d} (")),
+            c[0].what.starts_with(&format!("link vpn0 claims {d} (")),
             "{c:?}"
         );
-        assert!(claims_next(&c).starts_with(&format!("drop {d} from link vpn0")));
+        let next = advice(&c, "pigsty.test", Seen::Status);
+        assert!(next.starts_with(&format!("drop {d} from link vpn0")));
     }
     // A parent domain or a look-alike takes nothing of ours (longest match, label boundaries).
     for d in [
@@ -253,7 +255,7 @@ fn a_default_route_vpn_is_no_claim_but_the_zone_its_subdomain_or_the_reverse_zon
         "Global: ~pigsty.test\nDelegate pigsty-dns: ~pigsty.test\nDelegate corp: ~x.pigsty.test\n";
     let owners: Vec<String> = claims(out, &zones(), "delegate pigsty-dns")
         .into_iter()
-        .map(|c| c.owner)
+        .map(|c| c.scope.unwrap().owner)
         .collect();
     assert_eq!(owners, ["the global settings", "delegate corp"]);
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use super::Route;
 use super::{Item, item, reinstall_command};
 use crate::route::adapter::AdapterName;
+use crate::route::claim::{self, Seen};
 use crate::route::context::Ctx;
 use crate::route::family;
 use crate::route::journal::{self, State};
@@ -95,11 +96,11 @@ pub fn other_scopes(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
             "{}: resolved sends those names to both scopes, so they leak to the other one",
             claims
                 .iter()
-                .map(|c| c.describe())
+                .map(|c| c.what.as_str())
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
-        lifecycle::claims_next(&claims),
+        claim::advice(&claims, &r.params.zone, Seen::Status),
     )]
 }
 

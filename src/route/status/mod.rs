@@ -13,6 +13,7 @@ mod unrouted;
 
 use serde::Serialize;
 
+use super::claim::{self, Seen};
 use super::context::Ctx;
 use super::dnsinfo;
 use super::installed::{Presence, presence};
@@ -99,13 +100,7 @@ fn claimants_item(ctx: &mut Ctx<'_>, zone: &str) -> Item {
             .map(|c| c.what.as_str())
             .collect::<Vec<_>>()
             .join("; "),
-        if claims.iter().any(|c| c.stale_ours) {
-            "sudo pigsty-dns route uninstall --yes removes pigsty-dns's stale temporary file; then install again".to_string()
-        } else {
-            format!(
-                "remove the other resolver (a stale /etc/resolver file: delete it; a VPN's split DNS: disconnect it or drop {zone} from its DNS settings)"
-            )
-        },
+        claim::advice(&claims, zone, Seen::Status),
     )
 }
 
