@@ -353,7 +353,7 @@ fn category_of(records: &[Record], name: &str) -> Option<Category> {
     Category::tagged_of(&records[i].sources)
 }
 
-/// The diff lines, the not-served lines and the closing line of a load or rollback.
+/// The diff lines of a load or rollback, then [`closing_text`].
 fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> String {
     let mut out = String::new();
     // A host-access view's record names its category after the change (a projection's sources carry
@@ -405,6 +405,12 @@ fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> St
     if diff.is_empty() {
         let _ = writeln!(out, "no name changes (zone settings changed)");
     }
+    closing_text(&mut out, generation, path);
+    out
+}
+
+/// The not-served lines and the closing line of a load or rollback.
+fn closing_text(out: &mut String, generation: &Generation, path: Option<&Path>) {
     for n in &generation.not_served {
         let _ = write!(out, "not served: {} {} ({})", n.name, n.address, n.reason);
         if let Some(c) = Category::tagged_of(&n.sources) {
@@ -431,7 +437,6 @@ fn outcome_text(diff: &Diff, generation: &Generation, path: Option<&Path>) -> St
             );
         }
     }
-    out
 }
 
 #[cfg(test)]
