@@ -197,6 +197,9 @@ pub fn install(
     ctx.out.push(shown.trim_end().to_string());
     let Preflight { previous, serial } = preflight(ctx, req, &plan, &jpath)?;
     ctx.confirm(yes, "Apply this route plan?")?;
+    // Again after the prompt, right before the first write: a link that appeared while the plan was
+    // read would otherwise be deleted by this run's rollback (it undoes the link by name).
+    not_someone_elses_link(ctx, &plan)?;
     // Journal first (state "applying"), so a crash half-way leaves something uninstall can read.
     let jfiles = journal_files(&plan, previous.as_ref());
     journal::write(
@@ -230,22 +233,7 @@ fn make_plan(
 ) -> Result<(Plan, Vec<JournalFile>), AppError> {
     let reverse = live.as_ref().ok().and_then(|l| l.reverse.clone());
     let mut plan = plan::build(&ctx.facts, req, reverse, &ctx.root, jpath, ctx.runner)?;
-    // --link names what uninstall, rollback and the boot unit's ExecStop delete: an interface that
-    // exists and that no journal of ours records (lo, a VPN's, a bridge) is someone else's.
-    if let Some(link) = plan.link.as_deref() {
-        let exists = files::under(&ctx.root, &format!("/sys/class/net/{link}")).exists();
-        let ours = matches!(journal::read(&ctx.journal_dir), Ok(Some(j)) if j.link.as_deref() == Some(link));
-        if exists && !ours {
-            return Err(AppError::new(
-                Class::Conflict,
-                format!(
-                    "--link {}: that interface exists and no route journal of pigsty-dns records creating it; uninstall would delete it",
-                    crate::text::shown(link)
-                ),
-                "give --link a name no interface has (the default is pigsty-dns0)",
-            ));
-        }
-    }
+    not_someone_elses_link(ctx, &plan)?;
     if let Err(no) = live {
         plan.notes.push(no.note(req.zone.as_str()));
     }
@@ -259,6 +247,28 @@ fn make_plan(
     };
     plan.remove = stale.iter().map(|f| f.path.clone()).collect();
     Ok((plan, stale))
+}
+
+/// `--link` names what uninstall, rollback and the boot unit's ExecStop delete: an interface that
+/// exists and that no journal of ours records (lo, a VPN's, a bridge) is someone else's.
+fn not_someone_elses_link(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), AppError> {
+    let Some(link) = plan.link.as_deref() else {
+        return Ok(());
+    };
+    let exists = files::under(&ctx.root, &format!("/sys/class/net/{link}")).exists();
+    let ours =
+        matches!(journal::read(&ctx.journal_dir), Ok(Some(j)) if j.link.as_deref() == Some(link));
+    if exists && !ours {
+        return Err(AppError::new(
+            Class::Conflict,
+            format!(
+                "--link {}: that interface exists and no route journal of pigsty-dns records creating it; uninstall would delete it",
+                crate::text::shown(link)
+            ),
+            "give --link a name no interface has (the default is pigsty-dns0)",
+        ));
+    }
+    Ok(())
 }
 
 /// What the checks before the first write found.

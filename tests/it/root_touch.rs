@@ -338,6 +338,91 @@ fn route_install_refuses_a_link_it_did_not_create() {
     assert!(plan("pigsty-dns0").is_err());
 }
 
+/// A link that appears while the plan is read (between the plan and the `[y/N]` answer) is someone
+/// else's too: install checks again right before its first write, so its rollback (which deletes the
+/// link by name) never runs. Before, the check was made only when planning.
+#[test]
+fn route_install_checks_the_link_again_after_the_prompt() {
+    use pigsty_dns::route::adapter::{AdapterName, Variant};
+    use pigsty_dns::route::detect::{Driver, Facts};
+    use pigsty_dns::route::journal;
+    use pigsty_dns::route::plan::Request;
+    use pigsty_dns::route::{self, Ctx};
+    use pigsty_dns::sys::runner::{Output, ScriptedRunner};
+    use pigsty_dns::sys::{Os, systemd::SystemdVersion};
+    use std::time::Duration;
+
+    let root = crate::route_adapters::host_root();
+    let facts = Facts {
+        os: Os::Linux,
+        is_root: true,
+        systemd: SystemdVersion::parse("systemd 252 (252.38-1~deb12u1)"),
+        resolved_running: true,
+        networkd_running: false,
+        systemd_booted: true,
+        nm_dns_mode: None,
+        resolv_conf: None,
+        dummy: Driver::Present,
+        ifb: Driver::Present,
+        ip_path: "/usr/sbin/ip".into(),
+        resolvectl_path: "/usr/bin/resolvectl".into(),
+        notes: vec![],
+    };
+    let mut runner = ScriptedRunner::new();
+    runner.fallback = Some(Output::ok_with(""));
+    let up = |_: std::net::SocketAddr, _: &pigsty_dns::name::Zone| Ok(7);
+    let lookup = |_: std::net::SocketAddr, _: &str| Ok(None);
+    let net = root.path().join("sys/class/net/pigsty-dns0");
+    let mut appears = |_: &str| {
+        std::fs::create_dir_all(&net).unwrap();
+        true
+    };
+    let jdir = root
+        .path()
+        .join(journal::default_dir(Os::Linux).trim_start_matches('/'));
+    let mut ctx = Ctx {
+        root: root.path().to_path_buf(),
+        journal_dir: jdir.clone(),
+        runner: &mut runner,
+        facts,
+        preflight: &up,
+        lookup_a: &lookup,
+        confirm: Some(&mut appears),
+        settle: Duration::ZERO,
+        status_wait: Duration::ZERO,
+        check_name: None,
+        status_file: None,
+        state_dir: None,
+        out: vec![],
+    };
+    let req = Request {
+        zone: pigsty_dns::name::Zone::parse("pigsty.test").unwrap(),
+        server: "127.0.0.1:5354".parse().unwrap(),
+        adapter: Some(AdapterName::ResolvedLink),
+        variant: Some(Variant::Runtime),
+        link: "pigsty-dns0".into(),
+        link_address: "198.18.53.53/32".into(),
+        link_kind: None,
+    };
+    let e = route::install(&mut ctx, &req, false, false).unwrap_err();
+    assert!(
+        e.message.contains("--link pigsty-dns0") && e.message.contains("exists"),
+        "{}",
+        e.message
+    );
+    let link_calls: Vec<String> = runner
+        .calls
+        .iter()
+        .map(|c| c.join(" "))
+        .filter(|c| c.contains(" link "))
+        .collect();
+    assert!(link_calls.is_empty(), "ran {link_calls:?}");
+    assert!(
+        !journal::path(&jdir).exists(),
+        "a journal was written before the refusal"
+    );
+}
+
 /// Suggested commands quote the paths they carry: a state dir or root with a space stays one word
 /// when the `next:` line is pasted into a shell.
 #[test]
