@@ -236,65 +236,80 @@ fn the_journal_is_read_only_from_a_trusted_file_in_a_trusted_directory() {
 
 /// `--link NAME` names the link uninstall and the boot unit's ExecStop delete: an interface that
 /// exists and that no journal of ours records (`lo`, a VPN's, a bridge) is refused before any plan.
-#[test]
-fn route_install_refuses_a_link_it_did_not_create() {
+/// `route install` of the resolved-link runtime variant on `--link link`, on a scripted host whose
+/// daemon answers; `confirm` stands in for the `[y/N]` prompt (None: no terminal).
+fn install_on_link<'a>(
+    root: &std::path::Path,
+    runner: &'a mut pigsty_dns::sys::runner::ScriptedRunner,
+    facts: &pigsty_dns::route::detect::Facts,
+    (link, server): (&str, &str),
+    dry_run: bool,
+    confirm: Option<&'a mut dyn FnMut(&str) -> bool>,
+) -> Result<pigsty_dns::output::Report, pigsty_dns::error::AppError> {
     use pigsty_dns::route::adapter::{AdapterName, Variant};
-    use pigsty_dns::route::detect::{Driver, Facts};
-    use pigsty_dns::route::journal;
     use pigsty_dns::route::plan::Request;
     use pigsty_dns::route::{self, Ctx};
-    use pigsty_dns::sys::runner::{Output, ScriptedRunner};
-    use pigsty_dns::sys::{Os, systemd::SystemdVersion};
-    use std::time::Duration;
-
-    let root = crate::route_adapters::host_root();
-    let facts = Facts {
-        os: Os::Linux,
-        is_root: true,
-        systemd: SystemdVersion::parse("systemd 252 (252.38-1~deb12u1)"),
-        resolved_running: true,
-        networkd_running: false,
-        systemd_booted: true,
-        nm_dns_mode: None,
-        resolv_conf: None,
-        dummy: Driver::Present,
-        ifb: Driver::Present,
-        ip_path: "/usr/sbin/ip".into(),
-        resolvectl_path: "/usr/bin/resolvectl".into(),
-        notes: vec![],
+    fn up(_: std::net::SocketAddr, _: &pigsty_dns::name::Zone) -> Result<u32, String> {
+        Ok(7)
+    }
+    fn lookup(_: std::net::SocketAddr, _: &str) -> Result<Option<std::net::Ipv4Addr>, String> {
+        Ok(None)
+    }
+    let mut ctx = Ctx {
+        root: root.to_path_buf(),
+        journal_dir: link_journal_dir(root),
+        runner,
+        facts: facts.clone(),
+        preflight: &up,
+        lookup_a: &lookup,
+        confirm,
+        settle: std::time::Duration::ZERO,
+        status_wait: std::time::Duration::ZERO,
+        check_name: None,
+        status_file: None,
+        state_dir: None,
+        out: vec![],
     };
-    let plan_with = |link: &str, server: &str, facts: &Facts| {
-        let mut runner = ScriptedRunner::new();
-        runner.fallback = Some(Output::ok_with(""));
-        let up = |_: std::net::SocketAddr, _: &pigsty_dns::name::Zone| Ok(7);
-        let lookup = |_: std::net::SocketAddr, _: &str| Ok(None);
-        let mut ctx = Ctx {
-            root: root.path().to_path_buf(),
-            journal_dir: root
-                .path()
-                .join(journal::default_dir(Os::Linux).trim_start_matches('/')),
-            runner: &mut runner,
-            facts: facts.clone(),
-            preflight: &up,
-            lookup_a: &lookup,
-            confirm: None,
-            settle: Duration::ZERO,
-            status_wait: Duration::ZERO,
-            check_name: None,
-            status_file: None,
-            state_dir: None,
-            out: vec![],
-        };
-        let req = Request {
-            zone: pigsty_dns::name::Zone::parse("pigsty.test").unwrap(),
-            server: server.parse().unwrap(),
-            adapter: Some(AdapterName::ResolvedLink),
-            variant: Some(Variant::Runtime),
-            link: link.into(),
-            link_address: "198.18.53.53/32".into(),
-            link_kind: None,
-        };
-        route::install(&mut ctx, &req, true, false).map(|r| r.render(false))
+    let req = Request {
+        zone: pigsty_dns::name::Zone::parse("pigsty.test").unwrap(),
+        server: server.parse().unwrap(),
+        adapter: Some(AdapterName::ResolvedLink),
+        variant: Some(Variant::Runtime),
+        link: link.into(),
+        link_address: "198.18.53.53/32".into(),
+        link_kind: None,
+    };
+    route::install(&mut ctx, &req, dry_run, false)
+}
+
+fn link_journal_dir(root: &std::path::Path) -> std::path::PathBuf {
+    use pigsty_dns::route::journal;
+    root.join(journal::default_dir(pigsty_dns::sys::Os::Linux).trim_start_matches('/'))
+}
+
+/// A runner under which every command succeeds with no output.
+fn all_succeed() -> pigsty_dns::sys::runner::ScriptedRunner {
+    let mut runner = pigsty_dns::sys::runner::ScriptedRunner::new();
+    runner.fallback = Some(pigsty_dns::sys::runner::Output::ok_with(""));
+    runner
+}
+
+/// `--link NAME` names the link uninstall and the boot unit's ExecStop delete: an interface that
+/// exists and that no journal of ours records (`lo`, a VPN's, a bridge) is refused before any plan.
+#[test]
+fn route_install_refuses_a_link_it_did_not_create() {
+    let root = crate::route_adapters::host_root();
+    let facts = crate::route_adapters::facts("systemd 252 (252.38-1~deb12u1)");
+    let plan_with = |link: &str, server: &str, facts: &pigsty_dns::route::detect::Facts| {
+        install_on_link(
+            root.path(),
+            &mut all_succeed(),
+            facts,
+            (link, server),
+            true,
+            None,
+        )
+        .map(|r| r.render(false))
     };
     let plan = |link: &str| plan_with(link, "127.0.0.1:5354", &facts);
     let net = root.path().join("sys/class/net");
@@ -343,68 +358,24 @@ fn route_install_refuses_a_link_it_did_not_create() {
 /// link by name) never runs. Before, the check was made only when planning.
 #[test]
 fn route_install_checks_the_link_again_after_the_prompt() {
-    use pigsty_dns::route::adapter::{AdapterName, Variant};
-    use pigsty_dns::route::detect::{Driver, Facts};
-    use pigsty_dns::route::journal;
-    use pigsty_dns::route::plan::Request;
-    use pigsty_dns::route::{self, Ctx};
-    use pigsty_dns::sys::runner::{Output, ScriptedRunner};
-    use pigsty_dns::sys::{Os, systemd::SystemdVersion};
-    use std::time::Duration;
-
     let root = crate::route_adapters::host_root();
-    let facts = Facts {
-        os: Os::Linux,
-        is_root: true,
-        systemd: SystemdVersion::parse("systemd 252 (252.38-1~deb12u1)"),
-        resolved_running: true,
-        networkd_running: false,
-        systemd_booted: true,
-        nm_dns_mode: None,
-        resolv_conf: None,
-        dummy: Driver::Present,
-        ifb: Driver::Present,
-        ip_path: "/usr/sbin/ip".into(),
-        resolvectl_path: "/usr/bin/resolvectl".into(),
-        notes: vec![],
-    };
-    let mut runner = ScriptedRunner::new();
-    runner.fallback = Some(Output::ok_with(""));
-    let up = |_: std::net::SocketAddr, _: &pigsty_dns::name::Zone| Ok(7);
-    let lookup = |_: std::net::SocketAddr, _: &str| Ok(None);
+    let facts = crate::route_adapters::facts("systemd 252 (252.38-1~deb12u1)");
+    let mut runner = all_succeed();
     let net = root.path().join("sys/class/net/pigsty-dns0");
     let mut appears = |_: &str| {
         std::fs::create_dir_all(&net).unwrap();
         true
     };
-    let jdir = root
-        .path()
-        .join(journal::default_dir(Os::Linux).trim_start_matches('/'));
-    let mut ctx = Ctx {
-        root: root.path().to_path_buf(),
-        journal_dir: jdir.clone(),
-        runner: &mut runner,
-        facts,
-        preflight: &up,
-        lookup_a: &lookup,
-        confirm: Some(&mut appears),
-        settle: Duration::ZERO,
-        status_wait: Duration::ZERO,
-        check_name: None,
-        status_file: None,
-        state_dir: None,
-        out: vec![],
-    };
-    let req = Request {
-        zone: pigsty_dns::name::Zone::parse("pigsty.test").unwrap(),
-        server: "127.0.0.1:5354".parse().unwrap(),
-        adapter: Some(AdapterName::ResolvedLink),
-        variant: Some(Variant::Runtime),
-        link: "pigsty-dns0".into(),
-        link_address: "198.18.53.53/32".into(),
-        link_kind: None,
-    };
-    let e = route::install(&mut ctx, &req, false, false).unwrap_err();
+    let jdir = link_journal_dir(root.path());
+    let e = install_on_link(
+        root.path(),
+        &mut runner,
+        &facts,
+        ("pigsty-dns0", "127.0.0.1:5354"),
+        false,
+        Some(&mut appears),
+    )
+    .unwrap_err();
     assert!(
         e.message.contains("--link pigsty-dns0") && e.message.contains("exists"),
         "{}",
@@ -418,7 +389,7 @@ fn route_install_checks_the_link_again_after_the_prompt() {
         .collect();
     assert!(link_calls.is_empty(), "ran {link_calls:?}");
     assert!(
-        !journal::path(&jdir).exists(),
+        !pigsty_dns::route::journal::path(&jdir).exists(),
         "a journal was written before the refusal"
     );
 }

@@ -16,7 +16,7 @@ use pigsty_dns::sys::{Os, systemd::SystemdVersion};
 
 const SERVER: &str = "127.0.0.1:5354";
 
-fn facts(version: &str) -> Facts {
+pub fn facts(version: &str) -> Facts {
     Facts {
         os: Os::Linux,
         is_root: true,
