@@ -71,13 +71,7 @@ pub fn shown_bytes(value: &[u8], max: usize) -> Cow<'_, str> {
     let mut out = String::with_capacity(head.len() + 16);
     for chunk in head.utf8_chunks() {
         for c in chunk.valid().chars() {
-            match c {
-                '\n' => out.push_str("\\n"),
-                '\t' => out.push_str("\\t"),
-                '\r' => out.push_str("\\r"),
-                c if acted_on(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-                c => out.push(c),
-            }
+            push_shown(&mut out, c);
         }
         for b in chunk.invalid() {
             out.push_str(&format!("\\x{b:02x}"));
@@ -131,12 +125,23 @@ pub fn for_terminal(text: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         match c {
-            '\r' => out.push_str("\\r"),
-            c if acts(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-            c => out.push(c),
+            '\n' | '\t' => out.push(c),
+            c => push_shown(&mut out, c),
         }
     }
     Cow::Owned(out)
+}
+
+/// One character as [`shown_bytes`] shows it: the common controls by name, the rest a terminal acts
+/// on as `\u{..}`, anything else as it is.
+fn push_shown(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        '\r' => out.push_str("\\r"),
+        c if acted_on(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+        c => out.push(c),
+    }
 }
 
 /// Characters a terminal acts on instead of showing.
