@@ -100,34 +100,8 @@ fn a_state_dir_systemd_cannot_take_is_refused() {
             .split("\nnote: ")
             .next()
             .unwrap();
-        analyze_verify(unit);
+        crate::service_units::verify_named(unit, "pigsty-dns.service", false);
     }
-}
-
-/// `systemd-analyze verify` on a system unit's text: any line about the file fails.
-pub fn analyze_verify(unit: &str) {
-    analyze_verify_named(unit, "pigsty-dns.service")
-}
-
-pub fn analyze_verify_named(unit: &str, name: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(name);
-    std::fs::write(&path, unit).unwrap();
-    let out = std::process::Command::new("systemd-analyze")
-        .arg("verify")
-        .arg(&path)
-        .output()
-        .expect("PIGSTY_DNS_E2E=1 needs systemd-analyze (Debian: systemd)");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{text}");
-    assert!(
-        !text.contains("pigsty-dns.service"),
-        "systemd-analyze verify:\n{text}\n{unit}"
-    );
 }
 
 /// The system unit runs as a system account: a person's account (uid in login.defs' UID_MIN-UID_MAX,
@@ -345,7 +319,7 @@ fn route_install_refuses_a_link_it_did_not_create() {
                 .map(|l| format!("{l}\n"))
                 .collect();
             assert!(unit.contains("[Service]"), "{text}");
-            analyze_verify_named(&unit, "pigsty-dns-route.service");
+            crate::service_units::verify_named(&unit, "pigsty-dns-route.service", false);
         }
     }
     // Even our default name, when no journal records it: someone else made it.

@@ -307,8 +307,13 @@ fn host_version() -> u32 {
 }
 
 fn verify(unit_text: &str, user: bool) {
+    verify_named(unit_text, "pigsty-dns.service", user)
+}
+
+/// `systemd-analyze verify` of `unit_text` saved as `name`: exit 0 and no line about that file.
+pub fn verify_named(unit_text: &str, name: &str, user: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("pigsty-dns.service");
+    let path = dir.path().join(name);
     std::fs::write(&path, unit_text).unwrap();
     let runtime = dir.path().join("runtime");
     std::fs::create_dir(&runtime).unwrap();
@@ -328,8 +333,8 @@ fn verify(unit_text: &str, user: bool) {
     // verify exits 0 on mere warnings (unknown keys, bad values): any line about our file fails.
     assert!(out.status.success(), "{text}");
     assert!(
-        !text.contains("pigsty-dns.service"),
-        "systemd-analyze verify complained:\n{text}"
+        !text.contains(name),
+        "systemd-analyze verify complained:\n{text}\n{unit_text}"
     );
 }
 
