@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::inventory::InputError;
-use crate::name::Zone;
+use crate::dns::name::Zone;
+use crate::input::inventory::InputError;
 use crate::store::StoreError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

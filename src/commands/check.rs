@@ -5,13 +5,13 @@ use std::path::Path;
 
 use super::report;
 use crate::defaults;
+use crate::dns::name::Zone;
 use crate::error::AppError;
-use crate::generation::Generation;
+use crate::input::inventory::Reading;
+use crate::input::records;
 use crate::input::{self, ViewInfo};
-use crate::inventory::Reading;
-use crate::name::Zone;
 use crate::output::{FORMAT, Object, Report};
-use crate::records;
+use crate::zone::generation::Generation;
 
 /// `check FILE`: validate only; print what would be served and what not. Writes nothing.
 pub fn run(path: &Path, zone: &Zone, reading: Reading) -> Result<Report, AppError> {
@@ -27,13 +27,13 @@ pub fn run(path: &Path, zone: &Zone, reading: Reading) -> Result<Report, AppErro
     let shown_path = path.display().to_string();
     let mut out = format!(
         "{}: valid for zone {}\n",
-        crate::text::shown_message(&shown_path),
+        crate::output::text::shown_message(&shown_path),
         g.zone
     );
     let _ = writeln!(out, "view: {}", info.view.as_str());
     for n in &info.notes {
         // Notes quote inventory values (a nodename, a group): shown inert like every source.
-        let _ = writeln!(out, "note: {}", crate::text::shown_message(n));
+        let _ = writeln!(out, "note: {}", crate::output::text::shown_message(n));
     }
     report::served(&g.records, &g.not_served, &g.skipped_hosts, &mut out);
     report::reverse(&g.records, &g.ptr, &mut out);
@@ -73,7 +73,7 @@ mod tests {
     fn categorised(mut v: serde_json::Value) -> serde_json::Value {
         for r in v.as_array_mut().unwrap() {
             let sources: Vec<String> = serde_json::from_value(r["sources"].clone()).unwrap();
-            r["category"] = crate::inventory::Category::of_sources(&sources)
+            r["category"] = crate::input::inventory::Category::of_sources(&sources)
                 .as_str()
                 .into();
         }
@@ -98,7 +98,7 @@ mod tests {
                 "skipped_hosts": g.skipped_hosts,
             }));
             // Rendered for a terminal: DEL and C1 in the sample's sources as `\u007f` (text::json_inert).
-            let want = crate::text::json_inert(want);
+            let want = crate::output::text::json_inert(want);
             assert_eq!(Report::lazy_object("", g, check_json).render(true), want);
         }
     }

@@ -5,12 +5,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::{AppError, Class};
-use crate::generation::Generation;
+use crate::input::records;
 use crate::output::Report;
-use crate::records;
-use crate::status_file;
+use crate::store::status_file;
 use crate::store::{self, StateDir};
 use crate::sys::fs::{WriteOptions, write_atomic};
+use crate::zone::generation::Generation;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExportFormat {
@@ -174,7 +174,7 @@ pub fn run(
             let mut text = serde_json::to_string_pretty(&g).unwrap_or_default();
             text.push('\n');
             // The same JSON to a reader; inert if it reaches a terminal (the input's path, sources).
-            crate::text::json_inert(text)
+            crate::output::text::json_inert(text)
         }
     };
     let Some(out) = output else {

@@ -7,11 +7,11 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::error::AppError;
-use crate::generation::Input;
+use crate::input::records::{self, Ptr};
 use crate::output::{FORMAT, Report};
-use crate::records::{self, Ptr};
-use crate::status_file;
+use crate::store::status_file;
 use crate::store::{self, StateDir};
+use crate::zone::generation::Input;
 
 #[derive(Serialize)]
 struct HistoryRow {

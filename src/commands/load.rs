@@ -6,18 +6,18 @@ use std::path::Path;
 use std::rc::Rc;
 use std::time::Duration;
 
+use crate::dns::name::Zone;
+use crate::dns::probe::{self, ProbeError, SoaAnswer};
+use crate::dns::transport::Transport;
 use crate::error::{AppError, Class};
-use crate::generation::{self, DiffBase, Generation};
+use crate::input::inventory::View;
+use crate::input::records::{Change, Diff};
 use crate::input::{self, ViewInfo};
-use crate::inventory::View;
-use crate::name::Zone;
 use crate::output::Report;
-use crate::probe::{self, ProbeError, SoaAnswer};
-use crate::records::{Change, Diff};
 use crate::route::visible;
-use crate::status_file;
+use crate::store::status_file;
 use crate::store::{self, StateDir};
-use crate::transport::Transport;
+use crate::zone::generation::{self, DiffBase, Generation};
 
 use super::report;
 
@@ -28,7 +28,7 @@ pub struct LoadOptions<'a> {
     pub ttl: u32,
     pub negative_ttl: u32,
     /// How the file is read (`--identity-only`, `--entry`).
-    pub reading: crate::inventory::Reading,
+    pub reading: crate::input::inventory::Reading,
     pub dry_run: bool,
     /// `--server`: the server to confirm with.
     pub server: Option<SocketAddr>,
@@ -91,7 +91,10 @@ fn name_the_view(report: &mut Report, info: &ViewInfo) {
     }
     let mut head = format!("view: {}\n", info.view.as_str());
     for n in &info.notes {
-        head.push_str(&format!("note: {}\n", crate::text::shown_message(n)));
+        head.push_str(&format!(
+            "note: {}\n",
+            crate::output::text::shown_message(n)
+        ));
     }
     report.text.insert_str(0, &head);
     report.set_json_fields(vec![

@@ -3,12 +3,12 @@
 use std::path::Path;
 
 use super::report;
+use crate::dns::name::Zone;
 use crate::error::{AppError, Class};
-use crate::generation::Input;
-use crate::name::Zone;
+use crate::input::records::RecordSet;
 use crate::output::Report;
-use crate::records::RecordSet;
 use crate::store::{self, StateDir};
+use crate::zone::generation::Input;
 
 /// Re-seals the records of `serial` as a new, higher serial.
 pub fn run(serial: u32, state_dir: Option<&Path>, dry_run: bool) -> Result<Report, AppError> {

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::dns::name::Zone;
+use crate::dns::probe::{self, ProbeError, SoaAnswer};
+use crate::dns::transport::Transport;
 use crate::error::{AppError, Class};
-use crate::name::Zone;
 use crate::output::{FORMAT, Report};
-use crate::probe::{self, ProbeError, SoaAnswer};
-use crate::status_file::{self, Status};
-use crate::transport::Transport;
+use crate::store::status_file::{self, Status};
 
 type Probe = Result<SoaAnswer, ProbeError>;
 
@@ -77,7 +77,9 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
         None => match &refused {
             Some(why) => out.push_str(&format!(
                 "status file {} not read: it {why}\n",
-                crate::text::shown(&state_dir.join(status_file::FILE).display().to_string())
+                crate::output::text::shown(
+                    &state_dir.join(status_file::FILE).display().to_string()
+                )
             )),
             None => out.push_str(&format!("no status file in {}\n", state_dir.display())),
         },

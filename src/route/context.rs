@@ -10,13 +10,13 @@ use super::adapter::Step;
 use super::cli::Where;
 use super::detect::Facts;
 use super::{files, journal};
+use crate::dns::name::Zone;
+use crate::dns::probe;
+use crate::dns::transport::Transport;
 use crate::error::{AppError, Class};
-use crate::name::Zone;
-use crate::probe;
-use crate::status_file;
 use crate::store::place;
+use crate::store::status_file;
 use crate::sys::{Os, Runner};
-use crate::transport::Transport;
 
 /// The zone's SOA over UDP and TCP at the address; Ok(serial).
 pub type PreflightFn = dyn Fn(SocketAddr, &Zone) -> Result<u32, String>;

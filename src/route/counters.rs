@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::status_file::{self, CountersSnapshot, Status};
+use crate::store::status_file::{self, CountersSnapshot, Status};
 
 /// The server's status, from `file` (`<state dir>/status.json`, as `Ctx::status_file` holds it).
 fn server_status(file: &Path) -> Result<Status, String> {

@@ -19,9 +19,9 @@ use super::plan::{self, Plan, Request};
 use super::verify::{self, Check};
 use crate::digest::sha256_hex;
 use crate::error::{AppError, Class};
-use crate::hosts::Summary;
 use crate::output::{FORMAT, Report, now_rfc3339};
-use crate::status_file;
+use crate::route::hosts::Summary;
+use crate::store::status_file;
 use crate::sys::fs as sys_fs;
 
 #[derive(Serialize)]
@@ -263,7 +263,7 @@ fn not_someone_elses_link(ctx: &Ctx<'_>, plan: &Plan) -> Result<(), AppError> {
             Class::Conflict,
             format!(
                 "--link {}: that interface exists and no route journal of pigsty-dns records creating it; uninstall would delete it",
-                crate::text::shown(link)
+                crate::output::text::shown(link)
             ),
             "give --link a name no interface has (the default is pigsty-dns0)",
         ));

@@ -6,7 +6,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::records::{self, Ptr, Record};
+use crate::input::records::{self, Ptr, Record};
 use crate::store;
 
 /// Where the generations are kept, below a state dir (the store's own layout).

@@ -31,6 +31,7 @@ pub mod detect;
 pub mod dnsinfo;
 pub(crate) mod family;
 pub mod files;
+mod hosts;
 pub(crate) mod hosts_view;
 pub(crate) mod install;
 pub mod installed;
@@ -55,7 +56,7 @@ pub use uninstall::uninstall;
 
 use crate::error::{AppError, zone_arg};
 use crate::output::Report;
-use crate::status_file;
+use crate::store::status_file;
 use crate::sys::{Os, SystemRunner};
 use plan::Request;
 
@@ -64,7 +65,7 @@ use plan::Request;
 pub fn run(cmd: &RouteCommand) -> Result<Report, AppError> {
     let (res, out) = run_quiet(cmd);
     for l in &out {
-        eprintln!("{}", crate::text::for_terminal(l));
+        eprintln!("{}", crate::output::text::for_terminal(l));
     }
     res
 }
@@ -105,7 +106,7 @@ fn run_quiet(cmd: &RouteCommand) -> (Result<Report, AppError>, Vec<String>) {
     let (place, checks) = cmd.place_and_checks();
     let facts = detect::detect(&place.root, &mut runner);
     let mut prompt = |q: &str| {
-        eprint!("{} [y/N] ", crate::text::for_terminal(q));
+        eprint!("{} [y/N] ", crate::output::text::for_terminal(q));
         let mut line = String::new();
         std::io::stdin().read_line(&mut line).is_ok() && matches!(line.trim(), "y" | "Y" | "yes")
     };

@@ -17,8 +17,8 @@ use super::files::{self, Existing};
 use super::lifecycle_probe;
 use crate::defaults::{MACOS_MDNS_WHY, MDNS_PORT, SUGGESTED_PORT, with_suggested_port};
 use crate::digest::sha256_hex;
+use crate::dns::name::Zone;
 use crate::error::{AppError, Class};
-use crate::name::Zone;
 use crate::sys::{Os, Runner, argv};
 
 #[derive(Debug, Clone, Serialize)]

@@ -14,7 +14,7 @@ use super::context::Ctx;
 use super::counters::{fresh_refused_count, random_label};
 use super::family::{self, Resolver};
 use super::live::Live;
-use crate::hosts::ZoneAnswers;
+use crate::route::hosts::ZoneAnswers;
 
 pub use super::check::Check;
 

@@ -124,7 +124,7 @@ fn run(host: &mut Host<'_>, argv: &[String], may_fail: bool) -> Result<(), Faile
 fn wait_soa(
     host: &mut Host<'_>,
     addr: std::net::SocketAddr,
-    zone: &crate::name::Zone,
+    zone: &crate::dns::name::Zone,
     budget: Duration,
 ) -> Result<String, Failed> {
     let deadline = Instant::now() + budget;
@@ -174,7 +174,7 @@ fn wait_fails(
 }
 
 fn purge(path: &Path) -> Result<(), Failed> {
-    if let Some(s) = crate::status_file::running(path) {
+    if let Some(s) = crate::store::status_file::running(path) {
         return Err(Failed(
             Class::Partial,
             format!(

@@ -10,10 +10,10 @@ use std::time::Duration;
 use super::cli::Common;
 use super::route_seam::{HostRoute, RouteSeam};
 use super::{launchd, systemd};
+use crate::dns::name::Zone;
+use crate::dns::probe::ProbeError;
 use crate::error::{AppError, Class};
-use crate::name::Zone;
 use crate::output::Report;
-use crate::probe::ProbeError;
 use crate::sys::{Os, Runner, SystemRunner, user};
 
 /// A probe of the zone SOA at an address: the serial, or why not.
@@ -182,9 +182,9 @@ pub fn state_dir(c: &Common) -> Result<StateDir, AppError> {
 
 /// Probes once, on a runtime of its own (the installer itself is synchronous).
 fn real_probe(addr: SocketAddr, zone: &Zone, t: Duration) -> Result<u32, ProbeError> {
-    crate::probe::block_on(crate::probe::soa(
+    crate::dns::probe::block_on(crate::dns::probe::soa(
         addr,
-        crate::transport::Transport::Udp,
+        crate::dns::transport::Transport::Udp,
         zone,
         t,
     ))

@@ -158,8 +158,8 @@ fn systemd_steps(
         }
         notes.push(format!(
             "load records as that user: sudo -u {user} {} load FILE --state-dir {}",
-            crate::text::shell_quote(&spec.program.display().to_string()),
-            crate::text::shell_quote(&dir.path.display().to_string())
+            crate::output::text::shell_quote(&spec.program.display().to_string()),
+            crate::output::text::shell_quote(&dir.path.display().to_string())
         ));
         render::systemd_system(spec, user, sd, version).map_err(render_err)?
     } else {

@@ -34,7 +34,7 @@ impl fmt::Display for RenderError {
             RenderError::StateDirectory(v) => write!(
                 f,
                 "/var/lib/{} cannot be systemd's StateDirectory=: it takes one relative path of letters, digits and ._+@- between slashes (no spaces, quotes, backslashes, colons, % or . and .. components)",
-                crate::text::shown(v)
+                crate::output::text::shown(v)
             ),
             RenderError::NoValue(key) => {
                 write!(f, "template placeholder {{{{{key}}}}} has no value")

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::digest::{sha256_file, sha256_hex};
-use crate::name::Zone;
+use crate::dns::name::Zone;
 use crate::output::{FORMAT, Report};
 use crate::sys::Output;
 

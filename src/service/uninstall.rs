@@ -213,7 +213,7 @@ fn purge_target(dir: &Path) -> Result<Option<PathBuf>, AppError> {
     let ours = m.is_dir()
         && [
             "generations",
-            crate::status_file::FILE,
+            crate::store::status_file::FILE,
             "serve.lock",
             "writer.lock",
         ]

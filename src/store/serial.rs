@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{StoreError, claim};
-use crate::generation::Claim;
+use crate::zone::generation::Claim;
 
 /// RFC 1982 §3.1: the largest step after which a serial is still newer.
 pub const MAX_SERIAL_STEP: u32 = (1 << 31) - 1;
@@ -40,7 +40,7 @@ impl PassedOver {
 /// The command that repairs a generation file refused for `reason`: its mode for a mode, else removing
 /// it (it is never served, so nothing is lost).
 pub fn fix_for(path: &Path, reason: &str) -> String {
-    let quoted = crate::text::shell_quote(&path.display().to_string());
+    let quoted = crate::output::text::shell_quote(&path.display().to_string());
     if reason.starts_with("has mode") {
         format!("chmod 600 {quoted}")
     } else {
@@ -78,7 +78,7 @@ pub(super) fn serial_base(files: &[(u32, PathBuf)], served: u32) -> SerialBase {
             Err(reason) => passed_over.push(PassedOver {
                 serial: *serial,
                 path: path.clone(),
-                reason: crate::text::bound(reason),
+                reason: crate::output::text::bound(reason),
             }),
         }
     }

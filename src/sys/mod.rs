@@ -6,6 +6,7 @@ pub mod exec;
 pub mod fs;
 pub mod lock;
 pub mod os;
+pub(crate) mod resolved_conf;
 pub mod runner;
 pub mod systemd;
 pub mod user;

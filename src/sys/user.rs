@@ -106,8 +106,8 @@ pub fn login_account(name: &str) -> Option<String> {
     (login_shell && lived_in).then(|| {
         format!(
             "its shell {} is a login shell (/etc/shells) and its home {} exists",
-            crate::text::shown(&shell),
-            crate::text::shown(&home)
+            crate::output::text::shown(&shell),
+            crate::output::text::shown(&home)
         )
     })
 }

@@ -86,10 +86,14 @@ fn circles(src: &Path) -> Vec<Vec<String>> {
     out
 }
 
-/// Each `.rs` file under `dir` by its module path (`lib.rs` is the root; `main.rs` is another crate).
+/// Each `.rs` file under `dir` by its module path (`lib.rs` is the root; `cli/` is the binary, another
+/// crate).
 fn collect(root: &Path, dir: &Path, files: &mut BTreeMap<Module, PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
+        if path == root.join("cli") {
+            continue;
+        }
         if path.is_dir() {
             collect(root, &path, files);
             continue;
@@ -103,7 +107,6 @@ fn collect(root: &Path, dir: &Path, files: &mut BTreeMap<Module, PathBuf>) {
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect();
         match module.last().map(String::as_str) {
-            Some("main") if module.len() == 1 => continue,
             Some("lib") if module.len() == 1 => module.clear(),
             Some("mod") => {
                 module.pop();

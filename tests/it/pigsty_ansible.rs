@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
-use pigsty_dns::inventory::pigsty::{VIEW_KEYS, merged_vars};
+use pigsty_dns::input::inventory::pigsty::{VIEW_KEYS, merged_vars};
 
 use crate::util::e2e;
 

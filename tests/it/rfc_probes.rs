@@ -17,8 +17,8 @@ use crate::util::*;
 use hickory_proto::op::{Edns, Message, Query};
 use hickory_proto::rr::rdata::opt::EdnsOption;
 use hickory_proto::rr::{Name, RData, RecordType};
-use pigsty_dns::answer::Limits;
-use pigsty_dns::server::ServerConfig;
+use pigsty_dns::serve::answer::Limits;
+use pigsty_dns::serve::net::ServerConfig;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 

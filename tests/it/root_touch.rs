@@ -223,7 +223,7 @@ fn install_on_link<'a>(
     use pigsty_dns::route::adapter::{AdapterName, Variant};
     use pigsty_dns::route::plan::Request;
     use pigsty_dns::route::{self, Ctx};
-    fn up(_: std::net::SocketAddr, _: &pigsty_dns::name::Zone) -> Result<u32, String> {
+    fn up(_: std::net::SocketAddr, _: &pigsty_dns::dns::name::Zone) -> Result<u32, String> {
         Ok(7)
     }
     fn lookup(_: std::net::SocketAddr, _: &str) -> Result<Option<std::net::Ipv4Addr>, String> {
@@ -245,7 +245,7 @@ fn install_on_link<'a>(
         out: vec![],
     };
     let req = Request {
-        zone: pigsty_dns::name::Zone::parse("pigsty.test").unwrap(),
+        zone: pigsty_dns::dns::name::Zone::parse("pigsty.test").unwrap(),
         server: server.parse().unwrap(),
         adapter: Some(AdapterName::ResolvedLink),
         variant: Some(Variant::Runtime),

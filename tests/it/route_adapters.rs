@@ -5,8 +5,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::time::Duration;
 
+use pigsty_dns::dns::name::Zone;
 use pigsty_dns::error::Class;
-use pigsty_dns::name::Zone;
 use pigsty_dns::route::adapter::{AdapterName, LinkKind, Variant};
 use pigsty_dns::route::detect::{Driver, Facts};
 use pigsty_dns::route::plan::{Request, choose};
@@ -127,9 +127,9 @@ struct T {
 
 /// Stores a generation of `yaml`'s records in `dir`, through the store (as `load` does).
 pub fn store_generation(dir: &Path, yaml: &str) {
-    let inv = pigsty_dns::inventory::parse(yaml).unwrap();
+    let inv = pigsty_dns::input::inventory::parse(yaml).unwrap();
     let zone = Zone::parse("pigsty.test").unwrap();
-    let set = pigsty_dns::records::RecordSet::build(&inv, &zone).unwrap();
+    let set = pigsty_dns::input::records::RecordSet::build(&inv, &zone).unwrap();
     // The canonical-name rule picks the node name: what the reverse lookups must return.
     assert!(!set.ptr.is_empty(), "{:?}", set.ptr);
     let st = pigsty_dns::store::StateDir::open(dir, true).unwrap();
@@ -137,7 +137,7 @@ pub fn store_generation(dir: &Path, yaml: &str) {
         set,
         60,
         5,
-        pigsty_dns::generation::Input {
+        pigsty_dns::zone::generation::Input {
             path: "/test/host-names.yml".into(),
             sha256: pigsty_dns::digest::sha256_hex(yaml.as_bytes()),
         },
@@ -1258,9 +1258,9 @@ fn a_generation_without_ptrs_routes_the_reverse_zone_and_says_its_lookups_were_n
     let mut t = T::new(facts("systemd 262 (262.1-1)"));
     let d = t.state.path().join("state");
     // As a generation sealed before reverse zones reads: records, no PTRs.
-    let inv = pigsty_dns::inventory::parse(META_10).unwrap();
+    let inv = pigsty_dns::input::inventory::parse(META_10).unwrap();
     let zone = Zone::parse("pigsty.test").unwrap();
-    let mut set = pigsty_dns::records::RecordSet::build(&inv, &zone).unwrap();
+    let mut set = pigsty_dns::input::records::RecordSet::build(&inv, &zone).unwrap();
     set.ptr.clear();
     pigsty_dns::store::StateDir::open(&d, true)
         .unwrap()
@@ -1268,7 +1268,7 @@ fn a_generation_without_ptrs_routes_the_reverse_zone_and_says_its_lookups_were_n
             set,
             60,
             5,
-            pigsty_dns::generation::Input {
+            pigsty_dns::zone::generation::Input {
                 path: "/test/old.yml".into(),
                 sha256: "00".into(),
             },

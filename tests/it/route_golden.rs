@@ -8,8 +8,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use pigsty_dns::dns::name::Zone;
 use pigsty_dns::error::AppError;
-use pigsty_dns::name::Zone;
 use pigsty_dns::route::adapter::{self, AdapterName, Variant};
 use pigsty_dns::route::detect::{Driver, Facts};
 use pigsty_dns::route::installed::default_params;

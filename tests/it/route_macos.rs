@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
+use pigsty_dns::dns::name::Zone;
 use pigsty_dns::error::{AppError, Class};
-use pigsty_dns::name::Zone;
 use pigsty_dns::route::adapter::AdapterName;
 use pigsty_dns::route::detect::{Driver, Facts};
 use pigsty_dns::route::plan::Request;
 use pigsty_dns::route::{self, Ctx, files, journal};
-use pigsty_dns::status_file::{self, CountersSnapshot, ServerState, Status};
+use pigsty_dns::store::status_file::{self, CountersSnapshot, ServerState, Status};
 use pigsty_dns::sys::Os;
 use pigsty_dns::sys::runner::{GETADDRINFO, Output, ScriptedRunner};
 

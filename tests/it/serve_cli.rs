@@ -505,7 +505,8 @@ fn export_formats() {
         .unwrap()
         .path();
     // The same generation as the file holds, as one JSON object (the file itself is format 2).
-    let exported: pigsty_dns::generation::Generation = serde_json::from_str(&json.stdout).unwrap();
+    let exported: pigsty_dns::zone::generation::Generation =
+        serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(exported, pigsty_dns::store::check_file(&gen_file).unwrap());
     assert!(json.stdout.starts_with("{\n") && json.stdout.ends_with("}\n"));
     let out = t.path().join("pigsty.test.zone");
@@ -937,7 +938,7 @@ fn load_shows_ptr_changes_and_history_and_export_the_reverse_zone() {
 /// no reverse zone, cannot be exported as one, and loading the same input again seals the PTRs.
 #[test]
 fn a_generation_from_before_reverse_zones_serves_none_until_loaded_again() {
-    use pigsty_dns::generation::{Generation, record_digest};
+    use pigsty_dns::zone::generation::{Generation, record_digest};
     use std::os::unix::fs::PermissionsExt;
     let t = tempfile::tempdir().unwrap();
     let state = t.path().join("state");
@@ -948,7 +949,7 @@ fn a_generation_from_before_reverse_zones_serves_none_until_loaded_again() {
     let mut g: Generation = serde_json::from_str(&json.stdout).unwrap();
     g.ptr.clear();
     g.serial = 2;
-    g.format = pigsty_dns::generation::FORMAT_JSON;
+    g.format = pigsty_dns::zone::generation::FORMAT_JSON;
     g.record_digest = record_digest(&g.zone, g.ttl, &g.soa, &g.ns, &g.records, &g.ptr);
     let bytes = g.encode();
     let text = String::from_utf8_lossy(&bytes);

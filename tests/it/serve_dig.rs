@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::util::*;
-use pigsty_dns::answer::Limits;
-use pigsty_dns::server::ServerConfig;
+use pigsty_dns::serve::answer::Limits;
+use pigsty_dns::serve::net::ServerConfig;
 
 /// Runs dig against the server and returns its output with runs of whitespace collapsed to one space.
 async fn dig(server: SocketAddr, args: &[&str]) -> String {

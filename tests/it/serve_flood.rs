@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::util::*;
-use pigsty_dns::reload::{PASS_GAP, RESCAN};
+use pigsty_dns::serve::reload::{PASS_GAP, RESCAN};
 
 fn soa_serial(port: u16) -> Option<u32> {
     let s = UdpSocket::bind("127.0.0.1:0").unwrap();

@@ -7,7 +7,7 @@ use crate::util::*;
 use hickory_proto::op::{Message, MessageType, OpCode, ResponseCode};
 use hickory_proto::rr::rdata::opt::EdnsOption;
 use hickory_proto::rr::{DNSClass, RData, RecordType};
-use pigsty_dns::server::ServerConfig;
+use pigsty_dns::serve::net::ServerConfig;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
@@ -850,7 +850,7 @@ mod reverse {
     //! text, so the PTRs follow the real canonical-name rule.
 
     use super::*;
-    use pigsty_dns::zone_view::fixtures::reverse::{YAML, view_from};
+    use pigsty_dns::zone::view::fixtures::reverse::{YAML, view_from};
 
     const APEX: &str = "10.10.10.in-addr.arpa.";
 

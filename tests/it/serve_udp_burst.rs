@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::util::*;
 use hickory_proto::op::{Message, ResponseCode};
 use hickory_proto::rr::{RData, RecordType};
-use pigsty_dns::server::ServerConfig;
+use pigsty_dns::serve::net::ServerConfig;
 
 const SOCKETS: usize = 6;
 const PER_SOCKET: usize = 600;

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pigsty_dns::name::Zone;
-use pigsty_dns::probe;
-use pigsty_dns::transport::Transport;
+use pigsty_dns::dns::name::Zone;
+use pigsty_dns::dns::probe;
+use pigsty_dns::dns::transport::Transport;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pigsty-dns");
 const WAIT: Duration = Duration::from_secs(10);

@@ -495,10 +495,10 @@ fn a_generation_of_millions_of_tiny_strings_is_refused_before_it_costs_memory() 
 /// A format-1 generation (one pretty JSON document, as every release before format 2 wrote it), sealed
 /// by the library and written where `load` would have put it.
 fn write_format_1(state: &Path, serial: u32, records: &[(&str, [u8; 4])]) -> PathBuf {
-    use pigsty_dns::generation::{FORMAT_JSON, record_digest};
-    let mut g = pigsty_dns::zone_view::fixtures::generation(records, serial, 30, 5);
+    use pigsty_dns::zone::generation::{FORMAT_JSON, record_digest};
+    let mut g = pigsty_dns::zone::view::fixtures::generation(records, serial, 30, 5);
     g.format = FORMAT_JSON;
-    g.ptr = vec![pigsty_dns::records::Ptr {
+    g.ptr = vec![pigsty_dns::input::records::Ptr {
         address: records[0].1.into(),
         name: records[0].0.into(),
     }];
@@ -673,7 +673,7 @@ fn a_changed_format_2_file_is_refused_with_the_same_reasons() {
         let body = edit(body);
         format!(
             "{body}self_digest {}\n",
-            pigsty_dns::generation::sha256_of(body.as_bytes())
+            pigsty_dns::zone::generation::sha256_of(body.as_bytes())
         )
         .into_bytes()
     };
@@ -730,7 +730,7 @@ fn unchanged_rests_on_a_fully_checked_generation() {
             "\"all.hosts[10.10.10.10].nodename\",\n    \"unused\"\n",
         );
     assert!(body.contains("\"unused\""), "{body}");
-    let digest = pigsty_dns::generation::sha256_of(body.as_bytes());
+    let digest = pigsty_dns::zone::generation::sha256_of(body.as_bytes());
     let forged = state
         .join("generations")
         .join(pigsty_dns::store::file_name(2, &digest));

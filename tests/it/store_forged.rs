@@ -61,7 +61,8 @@ pub(crate) fn resealed_copy(state: &Path, serial: u32, to: u32) -> PathBuf {
         })
         .unwrap();
     let mut g =
-        pigsty_dns::generation::Generation::parse_unverified(&fs::read(from).unwrap()).unwrap();
+        pigsty_dns::zone::generation::Generation::parse_unverified(&fs::read(from).unwrap())
+            .unwrap();
     g.serial = to;
     let p = gens.join(pigsty_dns::store::file_name(to, &g.self_digest()));
     place(&p, &g.encode());
@@ -188,7 +189,8 @@ fn a_forged_huge_name_is_quoted_cut_everywhere() {
     let gens = state.join("generations");
     let first = fs::read_dir(&gens).unwrap().next().unwrap().unwrap().path();
     let mut g =
-        pigsty_dns::generation::Generation::parse_unverified(&fs::read(first).unwrap()).unwrap();
+        pigsty_dns::zone::generation::Generation::parse_unverified(&fs::read(first).unwrap())
+            .unwrap();
     let huge = "a".repeat(4 << 20);
     g.serial = 2;
     g.records[0].name = format!("{huge}.pigsty.test");
@@ -253,7 +255,7 @@ fn a_forged_huge_name_is_quoted_cut_everywhere() {
 /// it one verdict, with one reason, and `load` goes on above it.
 #[test]
 fn a_forged_apex_gets_one_verdict_from_history_and_serve() {
-    use pigsty_dns::generation::{Generation, record_digest};
+    use pigsty_dns::zone::generation::{Generation, record_digest};
     let t = tempfile::tempdir().unwrap();
     let state = t.path().join("state");
     assert_eq!(load(&state, &yml(t.path(), 1), &[]).code, 0);

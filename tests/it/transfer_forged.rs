@@ -41,7 +41,7 @@ pub(crate) fn overwrite(path: &Path, bytes: &[u8]) {
 /// The generation in `bytes`, re-sealed as `serial` with both digests valid (the record digest does not
 /// cover the serial): what a forger who can write the state dir makes.
 pub(crate) fn resealed(bytes: &[u8], serial: u32) -> Vec<u8> {
-    let mut g = pigsty_dns::generation::Generation::parse_unverified(bytes).unwrap();
+    let mut g = pigsty_dns::zone::generation::Generation::parse_unverified(bytes).unwrap();
     g.serial = serial;
     g.encode()
 }

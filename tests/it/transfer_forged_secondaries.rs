@@ -11,7 +11,7 @@
 //!    ("bad transfer 3") and BIND ("start and ending SOA records mismatch", FORMERR) stay on 2.
 //! 2. a. The live serial 3's file re-sealed as 9 after they took it: Knot's refresh sees 3 ("zone is
 //!    up-to-date") and its forced AXFR gets serial 3 (the live generation read once and kept in memory,
-//!    `src/transfer/source.rs`); nobody ever shows 9. Serial 4 then reaches all three: their IXFRs from
+//!    `src/serve/transfer/source.rs`); nobody ever shows 9. Serial 4 then reaches all three: their IXFRs from
 //!    the forged 3 are answered whole, as in 1.
 //!    b. Serial 5 re-sealed as 12 before anyone took it (the three paused with SIGSTOP across the
 //!    swap): every transfer of 5 is SERVFAIL, logged "holds serial 12 under the name of serial 5"

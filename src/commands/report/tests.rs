@@ -2,9 +2,9 @@ use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
 use super::*;
-use crate::generation::Input;
-use crate::name::Zone;
-use crate::records::{RecordSet, SkippedHost};
+use crate::dns::name::Zone;
+use crate::input::records::{RecordSet, SkippedHost};
+use crate::zone::generation::Input;
 
 /// `n` served names (every `drop`-th left out, every `moved`-th at another address), with PTRs,
 /// names not served, skipped hosts and sources that JSON must escape.

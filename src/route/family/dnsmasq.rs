@@ -9,8 +9,8 @@ use super::super::check::Check;
 use super::super::context::Ctx;
 use super::super::live::Live;
 use super::{Caching, Hints, Resolver, nss};
-use crate::generation::Generation;
 use crate::sys::Runner;
+use crate::zone::generation::Generation;
 
 pub struct Dnsmasq;
 

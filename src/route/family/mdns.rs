@@ -17,9 +17,9 @@ use super::super::counters::{fresh_status, random_label};
 use super::super::dnsinfo;
 use super::super::live::Live;
 use super::{Caching, Hints, Resolver, nss};
-use crate::generation::Generation;
-use crate::status_file::{CountersSnapshot, Status};
+use crate::store::status_file::{CountersSnapshot, Status};
 use crate::sys::{Output, Runner, argv};
+use crate::zone::generation::Generation;
 
 /// mDNSResponder's floor for a negative answer, whatever the SOA minimum says (mDNSCore/mDNS.c),
 /// doubled on each refresh up to an hour.

@@ -18,8 +18,8 @@ use super::adapter::{self, AdapterName, Family, Params, Step};
 use super::check::Check;
 use super::context::Ctx;
 use super::live::Live;
-use crate::generation::Generation;
 use crate::sys::Runner;
+use crate::zone::generation::Generation;
 
 #[cfg(test)]
 pub(crate) use resolved::resolved_caching;

@@ -11,8 +11,8 @@ use super::super::check::{Check, check, poll, polled};
 use super::super::context::Ctx;
 use super::super::live::Live;
 use super::{Caching, Hints, Resolver, nss};
-use crate::generation::Generation;
 use crate::sys::{Runner, argv};
+use crate::zone::generation::Generation;
 
 /// resolved, with the kind of scope the route makes in it.
 pub struct Resolved(ResolvedScope);
@@ -93,7 +93,7 @@ impl Resolver for Resolved {
         let loopback = server
             .parse::<std::net::SocketAddr>()
             .is_ok_and(|a| a.ip().is_loopback());
-        resolved_caching(&crate::resolved_conf::texts(Path::new("/")), loopback)
+        resolved_caching(&crate::sys::resolved_conf::texts(Path::new("/")), loopback)
     }
 
     fn cache_line(&self, g: &Generation, caching: Caching) -> String {
@@ -126,7 +126,7 @@ impl Resolver for Resolved {
 /// `[Resolve]` assignment wins): `Cache=` (default yes; `no-negative`) and, for a server on a
 /// loopback address, `CacheFromLocalhost=` (default no: then nothing from it is cached at all).
 pub fn resolved_caching(texts: &[String], server_on_loopback: bool) -> Caching {
-    use crate::resolved_conf::{assignments, boolean, boolean_setting};
+    use crate::sys::resolved_conf::{assignments, boolean, boolean_setting};
     // Cache= is a boolean or "no-negative"; what systemd cannot read it ignores.
     let cache = assignments(texts, "Cache")
         .into_iter()

@@ -154,9 +154,9 @@ fn resolved_reading_hosts_makes_a_line_shadow_even_after_resolve() {
 }
 
 fn live(names: &[(&str, [u8; 4])]) -> Live {
-    let mut records: Vec<crate::records::Record> = names
+    let mut records: Vec<crate::input::records::Record> = names
         .iter()
-        .map(|(n, a)| crate::records::Record {
+        .map(|(n, a)| crate::input::records::Record {
             name: n.to_string(),
             address: Ipv4Addr::from(*a),
             sources: vec![],

@@ -1,10 +1,10 @@
 use super::*;
 use crate::route::claim::{Seen, advice};
-use crate::status_file::CountersSnapshot;
+use crate::store::status_file::CountersSnapshot;
 
 fn status(state: ServerState) -> Status {
     Status {
-        format: crate::status_file::FORMAT,
+        format: crate::store::status_file::FORMAT,
         state,
         pid: 4242,
         started: "2026-12-03T08:00:00Z".into(),
@@ -157,8 +157,8 @@ fn the_last_status_file_naming_the_address_is_found_running_or_not() {
     let b = tempfile::tempdir().unwrap();
     let mut other = status(ServerState::Stopped);
     other.listen = vec!["127.0.0.1:5399".parse().unwrap()];
-    crate::status_file::write(a.path(), &other).unwrap();
-    crate::status_file::write(b.path(), &status(ServerState::Stopped)).unwrap();
+    crate::store::status_file::write(a.path(), &other).unwrap();
+    crate::store::status_file::write(b.path(), &status(ServerState::Stopped)).unwrap();
     let cands = vec![a.path().to_path_buf(), b.path().to_path_buf()];
     let (d, s) = last_status(&cands, server()).unwrap();
     assert_eq!((d.as_path(), s.state), (b.path(), ServerState::Stopped));

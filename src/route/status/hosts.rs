@@ -3,8 +3,8 @@
 
 use super::{Item, Route, Unrouted};
 use crate::defaults::ZONE;
-use crate::hosts::Summary;
 use crate::route::context::Ctx;
+use crate::route::hosts::Summary;
 use crate::route::hosts_view::{View, live_answers};
 use crate::route::{journal, plan};
 

@@ -118,7 +118,7 @@ pub fn reinstall_command(j: &Journal, state_dir: Option<&std::path::Path>) -> St
         c.push_str(&format!(" --link-variant {}", v.as_str()));
     }
     if let Some(l) = &j.link {
-        c.push_str(&format!(" --link {}", crate::text::shell_quote(l)));
+        c.push_str(&format!(" --link {}", crate::output::text::shell_quote(l)));
     }
     if let Some(a) = &j.link_address {
         c.push_str(&format!(" --link-address {a}"));
@@ -127,11 +127,17 @@ pub fn reinstall_command(j: &Journal, state_dir: Option<&std::path::Path>) -> St
         c.push_str(&format!(" --link-kind {}", k.as_str()));
     }
     if j.root != "/" {
-        c.push_str(&format!(" --root {}", crate::text::shell_quote(&j.root)));
+        c.push_str(&format!(
+            " --root {}",
+            crate::output::text::shell_quote(&j.root)
+        ));
     }
     if let Some(d) = state_dir {
         let d = d.display().to_string();
-        c.push_str(&format!(" --state-dir {}", crate::text::shell_quote(&d)));
+        c.push_str(&format!(
+            " --state-dir {}",
+            crate::output::text::shell_quote(&d)
+        ));
     }
     c.push_str(" --yes");
     c
@@ -149,8 +155,8 @@ struct StatusReport {
     /// to another server alone).
     server: Option<String>,
     items: Vec<Item>,
-    /// What answers before the zone (issue 23): see [`crate::hosts::Summary`].
-    hosts: crate::hosts::Summary,
+    /// What answers before the zone (issue 23): see [`crate::route::hosts::Summary`].
+    hosts: crate::route::hosts::Summary,
 }
 
 /// The items as text: a verdict line each, and a `next:` line under each that failed.
@@ -199,7 +205,7 @@ pub(super) mod testing {
     use std::path::Path;
     use std::time::Duration;
 
-    use crate::name::Zone;
+    use crate::dns::name::Zone;
     use crate::route::adapter::AdapterName;
     use crate::route::context::Ctx;
     use crate::route::detect::{Driver, Facts};

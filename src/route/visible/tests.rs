@@ -9,9 +9,9 @@ fn generation() -> Generation {
         "all:\n  hosts:\n    10.10.10.10: { nodename: meta }\n",
     )
     .unwrap();
-    let zone = crate::name::Zone::parse("pigsty.test").unwrap();
+    let zone = crate::dns::name::Zone::parse("pigsty.test").unwrap();
     let (set, input, _) =
-        crate::input::read_as(&yaml, &zone, &crate::inventory::Reading::Auto).unwrap();
+        crate::input::read_as(&yaml, &zone, &crate::input::inventory::Reading::Auto).unwrap();
     let dir = crate::store::StateDir::open(&d.path().join("state"), true).unwrap();
     match dir.commit(set, 30, 5, input, false).unwrap() {
         crate::store::Outcome::Stored { generation, .. } => generation,
@@ -195,7 +195,7 @@ fn a_name_a_hosts_line_answers_fails_at_once_naming_the_line() {
         "getent ahostsv4 db.pigsty.test",
         Output::ok_with("10.10.10.30 STREAM db.pigsty.test\n"),
     );
-    let hosts = crate::hosts::file::parse(
+    let hosts = crate::route::hosts::file::parse(
         b"127.0.0.1 localhost\n10.10.10.99 Meta.Pigsty.Test. meta\n10.10.10.30 db.pigsty.test\n",
     )
     .unwrap();

@@ -15,8 +15,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pigsty_dns::generation::{Generation, record_digest};
-use pigsty_dns::zone_view::{Node, ZoneView};
+use pigsty_dns::zone::generation::{Generation, record_digest};
+use pigsty_dns::zone::view::{Node, ZoneView};
 use pigsty_dns_fuzz::peak::{Counting, measure};
 
 #[global_allocator]
@@ -82,7 +82,7 @@ fn accepted(g: &Generation) {
             "a record name not lowercase"
         );
     }
-    assert!(g.ttl <= pigsty_dns::generation::MAX_TTL);
+    assert!(g.ttl <= pigsty_dns::zone::generation::MAX_TTL);
     // The server refuses (cleanly) a generation whose SOA or NS names cannot be encoded.
     if let Ok(view) = ZoneView::from_generation(g) {
         assert_eq!(view.serial(), g.serial);

@@ -1,5 +1,5 @@
-//! TCP framing and reassembly: `pigsty_dns::server::framing::Framer`, driven the way the connection
-//! task in `src/server/tcp.rs` drives it (push a read, take every complete frame, answer it, compact).
+//! TCP framing and reassembly: `pigsty_dns::serve::net::framing::Framer`, driven the way the connection
+//! task in `src/serve/net/tcp.rs` drives it (push a read, take every complete frame, answer it, compact).
 //!
 //! Input: one seed byte, then the bytes a client sends. The seed picks how the stream is cut into reads
 //! (1 byte at a time up to 4096, the server's read size, with random lengths in between). Checked
@@ -12,9 +12,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pigsty_dns::answer::{Limits, answer_into};
-use pigsty_dns::server::framing::{Frame, Framer};
-use pigsty_dns::transport::Transport;
+use pigsty_dns::serve::answer::{Limits, answer_into};
+use pigsty_dns::serve::net::framing::{Frame, Framer};
+use pigsty_dns::dns::transport::Transport;
 use pigsty_dns_fuzz::zones;
 
 const READ_CHUNK: usize = 4096;

@@ -9,22 +9,22 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use hickory_proto::op::{Edns, Message, Query};
 use hickory_proto::rr::{Name, RData, RecordType};
-use pigsty_dns::server::{self, Counters, ServerConfig};
-use pigsty_dns::zone_view::ZoneView;
+use pigsty_dns::serve::net::{self, Counters, ServerConfig};
+use pigsty_dns::zone::view::ZoneView;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
-pub use pigsty_dns::zone_view::fixtures::{NEG, TTL};
+pub use pigsty_dns::zone::view::fixtures::{NEG, TTL};
 /// Every exchange and every server is bounded by this.
 pub const WAIT: Duration = Duration::from_secs(3);
 /// A server stops by itself after this, even if a test forgets or panics.
 pub const SERVER_LIFETIME: Duration = Duration::from_secs(60);
 
 pub fn view(serial: u32, records: &[(&str, [u8; 4])]) -> ZoneView {
-    pigsty_dns::zone_view::fixtures::view_with(records, serial)
+    pigsty_dns::zone::view::fixtures::view_with(records, serial)
 }
 
 pub fn default_view() -> ZoneView {
@@ -49,9 +49,9 @@ pub fn test_config() -> ServerConfig {
 /// [`test_config`] with answers over UDP capped at `cap` bytes.
 pub fn udp_capped(cap: usize) -> ServerConfig {
     ServerConfig {
-        limits: pigsty_dns::answer::Limits {
+        limits: pigsty_dns::serve::answer::Limits {
             udp_cap: Some(cap),
-            ..pigsty_dns::answer::Limits::default()
+            ..pigsty_dns::serve::answer::Limits::default()
         },
         ..test_config()
     }
@@ -70,7 +70,7 @@ pub fn start(cfg: ServerConfig) -> Running {
 }
 
 pub fn start_with(cfg: ServerConfig, view: ZoneView) -> Running {
-    let bound = server::bind(&cfg).expect("bind 127.0.0.1:0");
+    let bound = net::bind(&cfg).expect("bind 127.0.0.1:0");
     let addr = bound.local_addrs()[0];
     let zone = Arc::new(ArcSwap::from_pointee(view));
     let counters = Arc::new(Counters::new());

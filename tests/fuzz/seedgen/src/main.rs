@@ -1,7 +1,7 @@
 //! Writes the committed seed corpus, tests/fuzz/seeds/TARGET/, from the test suites' material:
 //! - packet: queries built with hickory-proto (names of both samples, the apex, an empty non-terminal,
 //!   NXDOMAIN, out of zone, every type the rules distinguish, EDNS sizes and versions, opcodes) and the
-//!   hand-made malformed messages of src/answer/tests.rs, with IDs that pick every zone and limit;
+//!   hand-made malformed messages of src/serve/answer/tests/mod.rs, with IDs that pick every zone and limit;
 //! - tcp_frames: pipelines of those queries under each way of cutting reads, a zero-length close, an
 //!   incomplete message and the largest frame (65,535 bytes);
 //! - check: zones/*.yml, ../shared/reference/sample-*.yml when present, and every inline inventory and
@@ -17,10 +17,11 @@ use std::path::{Path, PathBuf};
 
 use hickory_proto::op::{Edns, Message, OpCode, Query};
 use hickory_proto::rr::{DNSClass, Name, RecordType};
-use pigsty_dns::generation::{Generation, Input, record_digest};
-use pigsty_dns::name::Zone;
-use pigsty_dns::records::RecordSet;
-use pigsty_dns::{defaults, inventory};
+use pigsty_dns::zone::generation::{Generation, Input, record_digest};
+use pigsty_dns::dns::name::Zone;
+use pigsty_dns::input::records::RecordSet;
+use pigsty_dns::defaults;
+use pigsty_dns::input::inventory;
 
 fn main() {
     let root = std::env::current_dir().expect("cwd");
@@ -176,7 +177,7 @@ fn packet_seeds() -> BTreeMap<String, Vec<u8>> {
         query(0x2002, &long, RecordType::A).to_vec().unwrap(),
     );
 
-    // Hand-made and malformed (the shapes of src/answer/tests.rs).
+    // Hand-made and malformed (the shapes of src/serve/answer/tests/mod.rs).
     let q = wire("meta.pigsty.test");
     let mut body = q.clone();
     body.extend_from_slice(&[0, 1, 0, 1]);
@@ -416,8 +417,12 @@ fn check_seeds(root: &Path) -> BTreeMap<String, Vec<u8>> {
     rust_files(&root.join("src"), &mut files);
     for f in files {
         let text = fs::read_to_string(&f).unwrap_or_default();
-        let yaml_file = f.ends_with("src/yaml.rs");
-        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let yaml_file = f.ends_with("src/input/yaml/mod.rs");
+        // A module's `mod.rs` is named for its folder, so seeds keep the module's name.
+        let stem = match f.file_stem().unwrap().to_string_lossy().into_owned() {
+            s if s == "mod" => f.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned(),
+            s => s,
+        };
         for (n, lit) in string_literals(&text).into_iter().enumerate() {
             let inventory = lit.starts_with("all:") || lit.contains("\nall:");
             let document = yaml_file && lit.contains('\n') && lit.contains(':');
@@ -499,7 +504,7 @@ fn generation_seeds(root: &Path) -> BTreeMap<String, Vec<u8>> {
     // A generation sealed before format 2, as older state dirs hold it.
     s.insert(
         "meta-format1".into(),
-        forged(&|g| g.format = pigsty_dns::generation::FORMAT_JSON),
+        forged(&|g| g.format = pigsty_dns::zone::generation::FORMAT_JSON),
     );
     s.insert(
         "forged-soa-name".into(),
