@@ -19,12 +19,12 @@ use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 use pigsty_dns::commands::check;
-use pigsty_dns::error::Class;
-use pigsty_dns::zone::generation::{Generation, Input};
-use pigsty_dns::input::records::RecordSet;
-use pigsty_dns::zone::view::{Node, ZoneView};
 use pigsty_dns::defaults;
+use pigsty_dns::error::Class;
+use pigsty_dns::input::records::RecordSet;
 use pigsty_dns::input::{inventory, yaml};
+use pigsty_dns::zone::generation::{Generation, Input};
+use pigsty_dns::zone::view::{Node, ZoneView};
 use pigsty_dns_fuzz::peak::{Counting, measure};
 use pigsty_dns_fuzz::zones;
 

@@ -28,8 +28,8 @@ use hickory_proto::op::{Message, ResponseCode};
 use hickory_proto::rr::{Name, RData, RecordType};
 use hickory_proto::serialize::binary::{BinDecodable, BinDecoder};
 use libfuzzer_sys::fuzz_target;
-use pigsty_dns::serve::answer::{Answered, Limits, answer};
 use pigsty_dns::dns::transport::Transport;
+use pigsty_dns::serve::answer::{Answered, Limits, answer};
 use pigsty_dns_fuzz::zones::{self, Served};
 
 const MIN_UDP: usize = 512;

@@ -12,9 +12,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use pigsty_dns::dns::transport::Transport;
 use pigsty_dns::serve::answer::{Limits, answer_into};
 use pigsty_dns::serve::net::framing::{Frame, Framer};
-use pigsty_dns::dns::transport::Transport;
 use pigsty_dns_fuzz::zones;
 
 const READ_CHUNK: usize = 4096;

@@ -5,12 +5,12 @@ use std::collections::HashMap;
 use std::net::Ipv4Addr;
 use std::sync::LazyLock;
 
-use pigsty_dns::zone::generation::{Generation, Input};
-use pigsty_dns::dns::name::Zone;
-use pigsty_dns::input::records::RecordSet;
-use pigsty_dns::zone::view::ZoneView;
 use pigsty_dns::defaults;
+use pigsty_dns::dns::name::Zone;
 use pigsty_dns::input::inventory;
+use pigsty_dns::input::records::RecordSet;
+use pigsty_dns::zone::generation::{Generation, Input};
+use pigsty_dns::zone::view::ZoneView;
 
 pub const META_YML: &str = include_str!("../../../zones/pigsty.test.yml");
 pub const HA_YML: &str = include_str!("../../../zones/ha.yml");

@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 
 use hickory_proto::op::{Edns, Message, OpCode, Query};
 use hickory_proto::rr::{DNSClass, Name, RecordType};
-use pigsty_dns::zone::generation::{Generation, Input, record_digest};
-use pigsty_dns::dns::name::Zone;
-use pigsty_dns::input::records::RecordSet;
 use pigsty_dns::defaults;
+use pigsty_dns::dns::name::Zone;
 use pigsty_dns::input::inventory;
+use pigsty_dns::input::records::RecordSet;
+use pigsty_dns::zone::generation::{Generation, Input, record_digest};
 
 fn main() {
     let root = std::env::current_dir().expect("cwd");
@@ -420,7 +420,13 @@ fn check_seeds(root: &Path) -> BTreeMap<String, Vec<u8>> {
         let yaml_file = f.ends_with("src/input/yaml/mod.rs");
         // A module's `mod.rs` is named for its folder, so seeds keep the module's name.
         let stem = match f.file_stem().unwrap().to_string_lossy().into_owned() {
-            s if s == "mod" => f.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned(),
+            s if s == "mod" => f
+                .parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned(),
             s => s,
         };
         for (n, lit) in string_literals(&text).into_iter().enumerate() {
