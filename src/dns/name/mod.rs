@@ -4,6 +4,9 @@ use std::fmt;
 
 use crate::output::text::quote;
 
+mod zones;
+pub use zones::Zones;
+
 /// The longest name in presentation form without the trailing dot (RFC 1035 §2.3.4: 255 octets on the wire).
 pub const MAX_NAME_LEN: usize = 253;
 /// The longest label (RFC 1035 §2.3.4).
