@@ -6,6 +6,7 @@
 mod util;
 
 mod check_pigsty;
+mod check_pigsty_stock;
 mod check_rules;
 mod debian_scripts;
 mod default_port;

@@ -19,7 +19,8 @@ struct Instance<'h, 'a> {
     cluster: String,
     seq: i128,
     seq_origin: String,
-    primary: bool,
+    /// Where `pg_role: primary` is written, when it is.
+    primary: Option<String>,
 }
 
 /// `pg_seq` as pg_id asserts it: an integer.
@@ -56,8 +57,10 @@ fn instances<'h, 'a>(hosts: &'h [Found<'a>]) -> Result<Vec<Instance<'h, 'a>>, In
                 "give the instance pg_seq: N",
             ));
         };
-        let role = string_var(h, "pg_role", None)?;
-        let primary = matches!(&role, Some((r, _)) if r == "primary");
+        let primary = match string_var(h, "pg_role", None)? {
+            Some((r, origin)) if r == "primary" => Some(origin),
+            _ => None,
+        };
         out.push(Instance {
             host: h,
             cluster,
@@ -209,9 +212,13 @@ fn primary(
     members: &[&Instance<'_, '_>],
     t_origin: &str,
 ) -> Result<(Ipv4Addr, String), InputError> {
-    let primaries: Vec<&&Instance<'_, '_>> = members.iter().filter(|m| m.primary).collect();
+    let primaries: Vec<(&&Instance<'_, '_>, &String)> = members
+        .iter()
+        .filter_map(|m| m.primary.as_ref().map(|o| (m, o)))
+        .collect();
     match primaries.as_slice() {
-        [one] => Ok((one.host.address, format!("{}.pg_role", one.host.origin))),
+        // The source is where pg_role is written (the group that sets it), not the host's first group.
+        [(one, origin)] => Ok((one.host.address, (*origin).clone())),
         none_or_many => Err(InputError::new(
             t_origin,
             format!(
