@@ -757,3 +757,22 @@ fn a_second_infra_entry_is_read_as_strictly_as_the_first() {
         &["all.children.infra.hosts[10.10.10.11].dns_records", "template"],
     );
 }
+
+/// Stock conf/slim.yml has no `infra` group: Pigsty's PG DNS tasks loop over `groups['infra']`, so it
+/// writes no DNS record at all. The names are still published for the host, with the same note as
+/// `dns_enabled: false`; a config with an infra group gets no such note.
+#[test]
+fn no_infra_group_still_publishes_the_names_with_a_note() {
+    let v = json(&stock("slim.yml"), &[]);
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("no infra group"), "{notes}");
+    assert!(notes.contains("groups['infra']"), "{notes}");
+    assert!(
+        triples(&v, "served")
+            .iter()
+            .any(|(n, _, _)| n == "pg-meta.pigsty.test"),
+        "{v}"
+    );
+    let meta = json(&stock("meta.yml"), &[])["notes"].to_string();
+    assert!(!meta.contains("no infra group"), "{meta}");
+}

@@ -64,6 +64,14 @@ pub(super) fn entry(
         infra = vec![pick(&infra, value)?];
     }
     let Some(first) = infra.first() else {
+        // Pigsty's PG DNS tasks write to `groups['infra'] | default([])`: with none, no DNS at all.
+        if !hosts.is_empty() {
+            out.note(
+                "no infra group: Pigsty runs no DNS (its DNS tasks write to groups['infra'], and there \
+                 is none); the names here are host conveniences, not what the guests resolve"
+                    .to_string(),
+            );
+        }
         return Ok(());
     };
     for key in ["admin_ip", "dns_records", "infra_portal", "dns_enabled"] {
