@@ -776,3 +776,64 @@ fn no_infra_group_still_publishes_the_names_with_a_note() {
     let meta = json(&stock("meta.yml"), &[])["notes"].to_string();
     assert!(!meta.contains("no infra group"), "{meta}");
 }
+
+/// The address a name has in the view, served or listed (whichever zones are served).
+fn address_of(v: &serde_json::Value, name: &str) -> Option<String> {
+    ["served", "not_served"]
+        .iter()
+        .flat_map(|l| triples(v, l))
+        .find(|(n, _, _)| n == name)
+        .map(|(_, a, _)| a)
+}
+
+/// Stock conf/build/dev.yml and build/oss.yml: seven infra nodes, each with its own admin_ip, so each
+/// node's /etc/hosts points `i.pigsty` at itself. Only that node reads it (dnsmasq: no-hosts), so once
+/// `--entry` picks the node the host asks, `i.pigsty` is that entry's, with a note.
+#[test]
+fn entry_views_a_name_every_node_points_at_itself_from_the_entry() {
+    for f in ["build/dev.yml", "build/oss.yml"] {
+        let text = stock(f);
+        refused(&text, &["have different admin_ip"]);
+        for entry in ["10.10.10.10", "10.10.10.9"] {
+            let v = json(&text, &["--entry", entry]);
+            assert_eq!(
+                address_of(&v, "i.pigsty").as_deref(),
+                Some(entry),
+                "{f} {entry}: {v}"
+            );
+            let notes = v["notes"].to_string();
+            assert!(
+                notes.contains(&format!("with --entry {entry}, \\\"i.pigsty\\\": every node's own /etc/hosts points it at the node itself"))
+                    && notes.contains("no-hosts"),
+                "{f} {entry}: {notes}"
+            );
+        }
+    }
+}
+
+/// A hosts line that points a name elsewhere than its own node is what Pigsty really publishes twice:
+/// still refused with `--entry`, and no note without `--entry`'s case.
+#[test]
+fn entry_still_refuses_a_name_a_node_points_elsewhere() {
+    let two = one("").replace(
+        "infra: {hosts: {10.10.10.10: {infra_seq: 1}}}",
+        "infra: {hosts: {10.10.10.10: {infra_seq: 1}, 10.10.10.11: {infra_seq: 2, admin_ip: 10.10.10.11, node_etc_hosts: ['10.10.10.20 i.pigsty']}}}",
+    );
+    let r = check_text_with(&two, &["--entry", "10.10.10.10"]);
+    assert_eq!(r.code, 8, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("name \"i.pigsty\" maps to both"),
+        "{}",
+        r.stderr
+    );
+    // The same two nodes, each pointing at itself only: loads, the entry's address.
+    let own = two.replace("node_etc_hosts: ['10.10.10.20 i.pigsty']", "x: 1");
+    let v = json(&own, &["--entry", "10.10.10.11"]);
+    assert_eq!(
+        address_of(&v, "i.pigsty").as_deref(),
+        Some("10.10.10.11"),
+        "{v}"
+    );
+    let v = json(&stock("meta.yml"), &[]);
+    assert!(!v["notes"].to_string().contains("/etc/hosts"), "{v}");
+}

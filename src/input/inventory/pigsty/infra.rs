@@ -51,11 +51,12 @@ fn push_lines(
 /// The infra entry's `dns_records` and portal domains. Every infra node runs its own dnsmasq and
 /// nginx, so the entries must agree on what they would publish; otherwise the view cannot know which
 /// one the host asks.
+/// Returns the address of the entry `--entry` picked, if it picked one.
 pub(super) fn entry(
     hosts: &[Found<'_>],
     picked: Option<&str>,
     out: &mut Out,
-) -> Result<(), InputError> {
+) -> Result<Option<Ipv4Addr>, InputError> {
     let mut infra: Vec<&Found<'_>> = hosts
         .iter()
         .filter(|h| h.groups.contains("infra"))
@@ -72,7 +73,7 @@ pub(super) fn entry(
                     .to_string(),
             );
         }
-        return Ok(());
+        return Ok(None);
     };
     for key in ["admin_ip", "dns_records", "infra_portal", "dns_enabled"] {
         let want = var(first, key)?.value;
@@ -105,7 +106,8 @@ pub(super) fn entry(
         ));
     }
     push_lines(first, "dns_records", DNS_RECORDS, Category::InfraDns, out)?;
-    portal(first, out)
+    portal(first, out)?;
+    Ok(picked.map(|_| first.address))
 }
 
 /// Infra nodes named in a refusal of `--entry`, at most; the rest are counted.
@@ -253,8 +255,12 @@ fn portal(h: &Found<'_>, out: &mut Out) -> Result<(), InputError> {
 pub(super) fn guest_hosts(
     hosts: &[Found<'_>],
     skipped: &[bool],
+    entry: Option<Ipv4Addr>,
     out: &mut Out,
 ) -> Result<(), InputError> {
+    if let Some(entry) = entry {
+        return guest_hosts_seen_from(entry, hosts, skipped, out);
+    }
     for (h, _) in hosts.iter().zip(skipped).filter(|(_, s)| !**s) {
         if !bool_var(h, "node_write_etc_hosts", true)?.0 {
             continue;
@@ -267,6 +273,86 @@ pub(super) fn guest_hosts(
             out,
         )?;
         push_lines(h, "node_etc_hosts", &[], Category::GuestHosts, out)?;
+    }
+    Ok(())
+}
+
+/// The nodes' hosts lines once `--entry` picked the infra node the host asks. A node's `/etc/hosts` is
+/// read by that node only (Pigsty's dnsmasq runs with `no-hosts`), so a name that every node points
+/// at the node itself (`${admin_ip} i.pigsty` with a per-node `admin_ip`, as in conf/build/dev.yml)
+/// is, for the host, the entry's line; the other nodes' lines of it are left out, with a note. Any
+/// other name keeps every line, so two real addresses are still refused.
+fn guest_hosts_seen_from(
+    entry: Ipv4Addr,
+    hosts: &[Found<'_>],
+    skipped: &[bool],
+    out: &mut Out,
+) -> Result<(), InputError> {
+    type Lines = Vec<(Ipv4Addr, Vec<String>, String)>;
+    // Every node that inherits the same list with the same admin_ip renders the same lines.
+    let mut rendered: std::collections::HashMap<(String, Ipv4Addr), std::rc::Rc<Lines>> =
+        std::collections::HashMap::new();
+    // Per name: whether every node that writes it points it at itself.
+    let mut self_only: std::collections::BTreeMap<String, bool> = std::collections::BTreeMap::new();
+    let mut lines: Vec<std::rc::Rc<Lines>> = Vec::new();
+    for (h, _) in hosts.iter().zip(skipped).filter(|(_, s)| !**s) {
+        if !bool_var(h, "node_write_etc_hosts", true)?.0 {
+            continue;
+        }
+        let (admin, _) = admin_ip(h)?;
+        for (key, default) in [
+            ("node_default_etc_hosts", NODE_DEFAULT_ETC_HOSTS),
+            ("node_etc_hosts", &[][..]),
+        ] {
+            let v = var(h, key)?;
+            let list = match rendered.get(&(v.origin.clone(), admin)) {
+                Some(l) => l.clone(),
+                None => {
+                    let mut l = Lines::new();
+                    for (line, at) in lines_var(&v, key, default)? {
+                        let text = line.replace("${admin_ip}", &admin.to_string());
+                        if let Some((a, names)) = hosts_line(&text, &at)? {
+                            l.push((a, names, at));
+                        }
+                    }
+                    let l = std::rc::Rc::new(l);
+                    rendered.insert((v.origin.clone(), admin), l.clone());
+                    lines.push(l.clone());
+                    l
+                }
+            };
+            for (a, names, _) in list.iter() {
+                for n in names {
+                    *self_only.entry(n.to_ascii_lowercase()).or_insert(true) &= *a == h.address;
+                }
+            }
+        }
+    }
+    let mut left_out: Vec<&str> = Vec::new();
+    for (a, names, at) in lines.iter().flat_map(|l| l.iter()) {
+        for n in names {
+            let key = n.to_ascii_lowercase();
+            if self_only[&key] && *a != entry {
+                if !left_out.contains(&n.as_str()) {
+                    left_out.push(n);
+                }
+                continue;
+            }
+            out.push(Category::GuestHosts, n, *a, at.clone());
+        }
+    }
+    if !left_out.is_empty() {
+        let listed: Vec<String> = left_out.iter().take(LISTED).map(|n| quote(n)).collect();
+        let more = match left_out.len().saturating_sub(LISTED) {
+            0 => String::new(),
+            m => format!(" and {m} more"),
+        };
+        out.note(format!(
+            "with --entry {entry}, {}{more}: every node's own /etc/hosts points it at the node itself, \
+             which only that node reads (Pigsty's dnsmasq runs with no-hosts); the host's view is the \
+             entry's line, the other nodes' are left out",
+            listed.join(", ")
+        ));
     }
     Ok(())
 }

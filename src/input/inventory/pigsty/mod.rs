@@ -116,8 +116,8 @@ pub(super) fn derive(
     service::pg(hosts, &mut out)?;
     service::node_vips(hosts, &mut out)?;
     service::minio(hosts, &mut out)?;
-    infra::entry(hosts, entry, &mut out)?;
-    infra::guest_hosts(hosts, skipped, &mut out)?;
+    let picked = infra::entry(hosts, entry, &mut out)?;
+    infra::guest_hosts(hosts, skipped, picked, &mut out)?;
     infra::naming_notes(hosts, &mut out)?;
     if out.derived.len() > MAX_DERIVED {
         return Err(InputError::new(
