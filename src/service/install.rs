@@ -12,7 +12,8 @@ use super::render::{RenderError, UnitSpec};
 use super::steps::{self, Action};
 use super::{launchd, ports, render, systemd};
 use crate::defaults::MDNS_PORT;
-use crate::error::{AppError, Class, zone_arg};
+use crate::dns::name::zone_arg;
+use crate::error::{AppError, Class};
 use crate::output::Report;
 use crate::sys::user;
 

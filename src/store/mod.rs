@@ -7,6 +7,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::error::{AppError, Class};
 use crate::input::records::RecordSet;
 use crate::sys::fs::write_new;
 use crate::sys::lock::try_lock;
@@ -56,6 +57,19 @@ impl std::fmt::Display for StoreError {
 }
 
 impl std::error::Error for StoreError {}
+
+impl From<StoreError> for AppError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Integrity { message, next } => {
+                AppError::new(Class::Integrity, message, next)
+            }
+            StoreError::Busy { message, next } => AppError::new(Class::Resource, message, next),
+            StoreError::Usage { message, next } => AppError::new(Class::Usage, message, next),
+            StoreError::Io { message, next } => AppError::new(Class::Runtime, message, next),
+        }
+    }
+}
 
 impl StoreError {
     fn io(what: String, e: io::Error) -> StoreError {

@@ -29,6 +29,18 @@ fn no_file_level_import_circles_under_src() {
     );
 }
 
+/// `error.rs` is a leaf: every wing reports through it, so it names none of them (each wing turns its
+/// own errors into an `AppError` at its edge).
+#[test]
+fn error_rs_imports_nothing_of_the_crate() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = BTreeMap::new();
+    collect(&src, &src, &mut files);
+    let error: Module = vec!["error".into()];
+    let names = imports(&error, &code(&files[&error]), &files);
+    assert!(names.is_empty(), "src/error.rs imports {names:?}");
+}
+
 /// The checker finds a circle when there is one (so the test above can fail).
 #[test]
 fn the_checker_sees_a_circle() {
