@@ -12,7 +12,7 @@ use crate::input::records::RecordSet;
 use crate::sys::fs::write_new;
 use crate::sys::lock::try_lock;
 use crate::sys::user::euid;
-use crate::zone::generation::{Claim, DiffBase, Generation, Input};
+use crate::zone::generation::{DiffBase, Generation, HeaderClaim, Input};
 
 pub mod place;
 mod serial;
@@ -573,7 +573,7 @@ pub fn check_file_to_serve(path: &Path) -> Result<Generation, String> {
 
 /// [`check_file`] of only what a file's header claims ([`Generation::decode_claim`]): the same file,
 /// name and self-digest checks, nothing of the lines.
-fn claim(path: &Path) -> Result<Claim, String> {
+fn claim(path: &Path) -> Result<HeaderClaim, String> {
     check_named_as(path, euid(), Generation::decode_claim, |c| c.serial)
 }
 
