@@ -45,6 +45,10 @@ pub const ZONES: &[&str] = &["pigsty.test", "pigsty"];
 pub const TTL: u32 = 30;
 /// Negative-caching TTL (the SOA MINIMUM), seconds.
 pub const NEGATIVE_TTL: u32 = 5;
+/// Served names in one record set at most (the bound; the server is sized for it). Here, not in
+/// `input::records`, because the inventory's derivation is bounded by it too, and records is built from
+/// the inventory's types.
+pub const MAX_SERVED_NAMES: usize = 100_000;
 
 /// A TCP connection idle this long between messages is closed, seconds; halved while more than half
 /// the connection slots are taken (RFC 7766 §6.2.3).

@@ -1,11 +1,9 @@
 //! The error classes every command reports, their exit codes (Barn's, plus 8 for invalid records), and
-//! the one-line `error:` / `next:` form.
+//! the one-line `error:` / `next:` form. A leaf: each wing turns its own errors into an [`AppError`] at its
+//! edge (the store's in `store`, bad input in `input::read`, a `--zone` value in `dns::name`, a report
+//! kept with the error in `output`).
 
 use serde::Serialize;
-
-use crate::dns::name::Zone;
-use crate::input::inventory::InputError;
-use crate::store::StoreError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -62,22 +60,6 @@ impl AppError {
         }
     }
 
-    /// Keeps the command's text report, which still goes to stdout before the error (not with `--json`).
-    pub fn with_report(mut self, report: crate::output::Report) -> Self {
-        self.report = Some(report.text);
-        self
-    }
-
-    /// Keeps the report in both forms: its text goes to stdout before the error, and with `--json` its
-    /// fields follow the error's in the one object printed (`status` of a stopped server: the probes
-    /// and the status file, as the text form shows them).
-    pub fn with_full_report(mut self, report: crate::output::Report) -> Self {
-        self.json_report = serde_json::from_str(&report.render(true))
-            .ok()
-            .filter(serde_json::Value::is_object);
-        self.with_report(report)
-    }
-
     /// The error object `--json` prints: the class, message and next, then the report's fields.
     pub fn json(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).unwrap_or_else(|_| serde_json::json!({}));
@@ -90,33 +72,4 @@ impl AppError {
         }
         v
     }
-
-    /// Bad input in `file` (exit 8).
-    pub fn input(file: &str, e: InputError) -> Self {
-        AppError::new(Class::Invalid, format!("{file}: {e}"), e.next)
-    }
-}
-
-impl From<StoreError> for AppError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Integrity { message, next } => {
-                AppError::new(Class::Integrity, message, next)
-            }
-            StoreError::Busy { message, next } => AppError::new(Class::Resource, message, next),
-            StoreError::Usage { message, next } => AppError::new(Class::Usage, message, next),
-            StoreError::Io { message, next } => AppError::new(Class::Runtime, message, next),
-        }
-    }
-}
-
-/// A `--zone` value, checked (exit 2 when it is not a zone name).
-pub fn zone_arg(raw: &str) -> Result<Zone, AppError> {
-    Zone::parse(raw).map_err(|e| {
-        AppError::new(
-            Class::Usage,
-            format!("--zone {e}"),
-            "give a zone such as pigsty.test",
-        )
-    })
 }

@@ -30,9 +30,10 @@
 //! - [`dns`]: name rules and the zone mapping, the wire numbers, the client transport, the SOA probe.
 //! - Shared by all: [`defaults`] (listen address, zone, TTLs, limits, environment names), [`output`]
 //!   (the JSON format number, stable JSON, reports, and `output::text`: values quoted in messages, cut
-//!   to a bound), [`error`] (classes and exit codes), [`digest`], and [`sys`], the host layer (atomic
-//!   writes, users, locks, the platform, systemd's version and unit state, systemd-resolved's settings
-//!   as systemd reads them, running programs).
+//!   to a bound), [`error`] (classes and exit codes; a leaf: each wing turns its own errors into an
+//!   `AppError` at its edge), [`digest`], and [`sys`], the host layer (atomic writes, users, locks, the
+//!   platform, systemd's version and unit state, systemd-resolved's settings as systemd reads them,
+//!   running programs).
 //!
 //! The binary is `src/cli/` (`main.rs`, the argument grammar in `args.rs`, the help pages in `docs/`).
 //!

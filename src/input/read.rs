@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::digest::sha256_hex;
 use crate::dns::name::Zone;
 use crate::error::{AppError, Class};
-use crate::input::inventory::{self, MAX_INPUT_BYTES, Reading, View};
+use crate::input::inventory::{self, InputError, MAX_INPUT_BYTES, Reading, View};
 use crate::input::records::RecordSet;
 use crate::zone::generation::Input;
 
@@ -135,4 +135,12 @@ fn beside_the_file(path: &Path, shown: &str) -> Result<(), AppError> {
         }
     }
     Ok(())
+}
+
+/// Bad input becomes the commands' error here, at the input wing's edge.
+impl AppError {
+    /// Bad input in `file` (exit 8).
+    pub fn input(file: &str, e: InputError) -> Self {
+        AppError::new(Class::Invalid, format!("{file}: {e}"), e.next)
+    }
 }

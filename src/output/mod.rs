@@ -8,6 +8,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::error::AppError;
+
 /// The `format` number of every JSON report and file this program writes.
 pub const FORMAT: u32 = 1;
 
@@ -241,6 +243,25 @@ pub fn rfc3339(t: SystemTime) -> String {
 
 pub fn now_rfc3339() -> String {
     rfc3339(SystemTime::now())
+}
+
+/// A command's report kept with its error: the error wing knows nothing of reports.
+impl AppError {
+    /// Keeps the command's text report, which still goes to stdout before the error (not with `--json`).
+    pub fn with_report(mut self, report: crate::output::Report) -> Self {
+        self.report = Some(report.text);
+        self
+    }
+
+    /// Keeps the report in both forms: its text goes to stdout before the error, and with `--json` its
+    /// fields follow the error's in the one object printed (`status` of a stopped server: the probes
+    /// and the status file, as the text form shows them).
+    pub fn with_full_report(mut self, report: crate::output::Report) -> Self {
+        self.json_report = serde_json::from_str(&report.render(true))
+            .ok()
+            .filter(serde_json::Value::is_object);
+        self.with_report(report)
+    }
 }
 
 #[cfg(test)]

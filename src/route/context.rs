@@ -1,6 +1,8 @@
 //! What the route commands touch outside their own logic — the command runner, the detected facts,
 //! the DNS probes at the daemon, the prompt, the clock's patience — gathered in `Ctx` so tests can
-//! replace each; plus the real probes and the steps and confirmations every command shares.
+//! replace each; plus the real probes and the steps and confirmations every command shares, and the
+//! test-only crash hook (`PIGSTY_DNS_TEST_CRASH_AFTER`) each change they make passes, which proves an
+//! interrupted install or uninstall is recoverable.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -61,7 +63,7 @@ impl Ctx<'_> {
                 s.argv.join(" "),
                 if out.ok() { "ok".into() } else { out.summary() }
             ));
-            super::lifecycle::crash_point(&s.argv.join(" "));
+            crash_point(&s.argv.join(" "));
             if !out.ok() && !s.may_fail {
                 return Err(format!("`{}` failed: {}", s.argv.join(" "), out.summary()));
             }
@@ -147,4 +149,37 @@ pub fn lookup_a(addr: SocketAddr, name: &str) -> Result<Option<Ipv4Addr>, String
     probe::block_on(probe::a(addr, Transport::Udp, name, PROBE_TIMEOUT))
         .and_then(|r| r)
         .map_err(|e| e.to_string())
+}
+
+// ---------------------------------------------------------------- the test hook
+
+/// Test hook, read from the environment: `PIGSTY_DNS_TEST_CRASH_AFTER=N` kills this process with
+/// SIGKILL right after the N-th change an install or uninstall makes (a file written or removed, a
+/// command run), as a power cut would. For the lab and the integration tests only, compiled only into
+/// test builds; unset, it costs a lookup of an environment variable per change.
+pub const CRASH_ENV: &str = "PIGSTY_DNS_TEST_CRASH_AFTER";
+
+pub fn crash_point(what: &str) {
+    // Only in test builds (`test-support`, which the integration tests' dev-dependency turns on): the
+    // release binary and the Debian package never read the variable.
+    #[cfg(any(test, feature = "test-support"))]
+    {
+        static CHANGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let Some(n) = std::env::var(CRASH_ENV)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+        else {
+            return;
+        };
+        let done = CHANGES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        if done >= n {
+            eprintln!("{CRASH_ENV}={n}: SIGKILL after change {done} ({what})");
+            // SAFETY: kill(2) on our own pid has no memory-safety preconditions.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+        }
+    }
+    #[cfg(not(any(test, feature = "test-support")))]
+    let _ = what;
 }

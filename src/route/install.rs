@@ -9,11 +9,10 @@ use serde::Serialize;
 
 use super::adapter::{self, Family, Step};
 use super::claim::{self, Seen};
-use super::context::{Ctx, needs_root};
+use super::context::{Ctx, crash_point, needs_root};
 use super::files::{self, Existing};
 use super::hosts_view::{self, View};
 use super::journal::{self, Journal, JournalFile, State};
-use super::lifecycle;
 use super::live::{self, Live, NoLive};
 use super::plan::{self, Plan, Request};
 use super::verify::{self, Check};
@@ -89,7 +88,7 @@ fn write_files(
         match std::fs::read(&p) {
             Ok(b) if sha256_hex(&b) == f.sha256 => {
                 sys_fs::remove(&p).map_err(|e| e.to_string())?;
-                lifecycle::crash_point(&f.path);
+                crash_point(&f.path);
                 out.push(format!("removed {} (no longer routed)", f.path));
                 written.push(WrittenFile {
                     path: p,
@@ -119,7 +118,7 @@ fn write_files(
         }
         let temp_dir = f.temp_dir.as_ref().map(PathBuf::from);
         write_config(&p, temp_dir.as_deref(), f.content.as_bytes())?;
-        lifecycle::crash_point(&f.path);
+        crash_point(&f.path);
         written.push(WrittenFile {
             path: p,
             temp_dir,

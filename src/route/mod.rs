@@ -54,7 +54,8 @@ pub use install::install;
 pub use status::status;
 pub use uninstall::uninstall;
 
-use crate::error::{AppError, zone_arg};
+use crate::dns::name::zone_arg;
+use crate::error::AppError;
 use crate::output::Report;
 use crate::store::status_file;
 use crate::sys::{Os, SystemRunner};

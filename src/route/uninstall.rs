@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::adapter::{AdapterName, Params, Step, render};
-use super::context::{Ctx, needs_root};
+use super::context::{Ctx, crash_point, needs_root};
 use super::family;
 use super::files;
 use super::installed::{orphans, params_from, params_from_markers, stale_temps};
@@ -281,7 +281,7 @@ fn remove_if_ours(p: &Path, want: &Expect) -> Result<Option<String>, String> {
         Err(e) => Err(format!("{}: cannot read: {e}", p.display())),
         Ok(bytes) if want.holds(&bytes) => match sys_fs::remove(p) {
             Ok(()) => {
-                super::lifecycle::crash_point(&p.display().to_string());
+                crash_point(&p.display().to_string());
                 Ok(Some(p.display().to_string()))
             }
             Err(e) => Err(e.to_string()),

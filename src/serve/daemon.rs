@@ -15,7 +15,7 @@ use crate::error::{AppError, Class};
 use crate::input;
 use crate::input::inventory::Reading;
 use crate::serve::net::{self, BindError, Counters, ServerConfig};
-use crate::serve::reload::{self, LastError, Live, RESCAN};
+use crate::serve::reload::{self, LastError, RESCAN, Served};
 use crate::store::status_file::{self, ServerState, Status};
 use crate::store::{self, Outcome, StateDir};
 
@@ -304,8 +304,8 @@ impl Signals {
 }
 
 /// The live zone with the newest good generation of `dir` in it (or the empty zone, with a warning).
-async fn load_newest(zone: &Zone, dir: StateDir) -> Result<(Arc<Live>, Arc<StateDir>), AppError> {
-    let live = Arc::new(Live::new(zone.clone()).map_err(|e| {
+async fn load_newest(zone: &Zone, dir: StateDir) -> Result<(Arc<Served>, Arc<StateDir>), AppError> {
+    let live = Arc::new(Served::new(zone.clone()).map_err(|e| {
         AppError::new(
             Class::Usage,
             format!("--zone {zone} {e}"),
@@ -343,7 +343,7 @@ fn announce(listen: &[SocketAddr], zone: &Zone, serial: u32) {
 
 /// Writes the status file from the live state, only when something but the time changed.
 struct StatusWriter {
-    live: Arc<Live>,
+    live: Arc<Served>,
     dir: Arc<StateDir>,
     counters: Arc<Counters>,
     notifier: Option<Arc<Notifier>>,
@@ -470,7 +470,7 @@ impl Wake {
 /// Every wake-up source (directory events, SIGHUP, the followed file, the timer) leads to one refresh,
 /// until `stop`; moved counters reach the status file in between.
 async fn refresh_loop(
-    live: Arc<Live>,
+    live: Arc<Served>,
     dir: Arc<StateDir>,
     opts: FollowOpts,
     status: Arc<StatusWriter>,
@@ -547,7 +547,7 @@ type FileStamp = Option<(u64, i64, i64)>;
 impl FollowOpts {
     /// Loads the followed file again if it changed since the last attempt. An invalid edit is logged and
     /// recorded; the last good generation stays.
-    fn follow_once(&self, live: &Live, dir: &StateDir, last: FileStamp) -> FileStamp {
+    fn follow_once(&self, live: &Served, dir: &StateDir, last: FileStamp) -> FileStamp {
         use std::os::unix::fs::MetadataExt;
         let file = self.file.as_ref()?;
         let now = std::fs::metadata(file).ok().map(|m| {

@@ -44,7 +44,7 @@ pub struct LiveInfo {
 }
 
 /// The served zone and what is known about it; shared by the server, the watcher and the status writer.
-pub struct Live {
+pub struct Served {
     pub zone: Zone,
     pub view: Arc<ArcSwap<ZoneView>>,
     pub info: Mutex<LiveInfo>,
@@ -58,9 +58,9 @@ pub enum Refresh {
     Unchanged,
 }
 
-impl Live {
-    pub fn new(zone: Zone) -> Result<Live, ZoneViewError> {
-        Ok(Live {
+impl Served {
+    pub fn new(zone: Zone) -> Result<Served, ZoneViewError> {
+        Ok(Served {
             view: Arc::new(ArcSwap::from_pointee(ZoneView::empty(zone.clone())?)),
             zone,
             info: Mutex::new(LiveInfo::default()),

@@ -60,8 +60,9 @@ pub struct UnitFile {
     pub loaded: Vec<launchd::Domain>,
 }
 
-/// The state dir the unit will use, absolute.
-pub struct StateDir {
+/// The state dir the unit will use, absolute (the unit's view of it; the store's open one is
+/// `store::StateDir`).
+pub struct UnitStateDir {
     pub path: PathBuf,
     /// For the system unit: the same directory relative to /var/lib (its StateDirectory=).
     pub state_directory: Option<String>,
@@ -139,7 +140,7 @@ pub fn usage(message: impl Into<String>, next: impl Into<String>) -> AppError {
 
 /// The state dir the flags name: for the system unit one under /var/lib (systemd creates and owns
 /// it), else `--state-dir`, `$PIGSTY_DNS_STATE_DIR` or the platform state dir, made absolute.
-pub fn state_dir(c: &Common) -> Result<StateDir, AppError> {
+pub fn state_dir(c: &Common) -> Result<UnitStateDir, AppError> {
     if c.system {
         let base = Path::new("/").join(SYSTEM_STATE_BASE);
         let dir = c
@@ -154,7 +155,7 @@ pub fn state_dir(c: &Common) -> Result<StateDir, AppError> {
                 !r.is_empty() && !r.split('/').any(|p| p == ".." || p == "." || p.is_empty())
             });
         return match rel {
-            Some(rel) => Ok(StateDir {
+            Some(rel) => Ok(UnitStateDir {
                 path: dir,
                 state_directory: Some(rel),
             }),
@@ -174,7 +175,7 @@ pub fn state_dir(c: &Common) -> Result<StateDir, AppError> {
             "give --state-dir an absolute path",
         )
     })?;
-    Ok(StateDir {
+    Ok(UnitStateDir {
         path: dir,
         state_directory: None,
     })

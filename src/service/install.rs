@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use super::cli::InstallArgs;
 use super::execute::execute;
-use super::host::{Host, Manager, StateDir, state_dir, usage};
+use super::host::{Host, Manager, UnitStateDir, state_dir, usage};
 use super::render::{RenderError, UnitSpec};
 use super::steps::{self, Action};
 use super::{launchd, ports, render, systemd};
 use crate::defaults::MDNS_PORT;
-use crate::error::{AppError, Class, zone_arg};
+use crate::dns::name::zone_arg;
+use crate::error::{AppError, Class};
 use crate::output::Report;
 use crate::sys::user;
 
@@ -117,7 +118,7 @@ fn systemd_steps(
     host: &mut Host<'_>,
     a: &InstallArgs,
     spec: &UnitSpec,
-    dir: &StateDir,
+    dir: &UnitStateDir,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Action>, AppError> {
     let system = a.common.system;

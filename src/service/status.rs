@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 use super::cli::StatusArgs;
 use super::host::{Host, Manager, state_dir};
 use super::{launchd, ports, systemd};
-use crate::error::{AppError, Class, zone_arg};
+use crate::dns::name::zone_arg;
+use crate::error::{AppError, Class};
 use crate::output::{FORMAT, Report};
 
 /// One line and the JSON of what the service manager says of the unit, and whether it runs.

@@ -7,11 +7,12 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::error::{AppError, Class};
 use crate::input::records::RecordSet;
 use crate::sys::fs::write_new;
 use crate::sys::lock::try_lock;
 use crate::sys::user::euid;
-use crate::zone::generation::{Claim, DiffBase, Generation, Input};
+use crate::zone::generation::{DiffBase, Generation, HeaderClaim, Input};
 
 pub mod place;
 mod serial;
@@ -56,6 +57,19 @@ impl std::fmt::Display for StoreError {
 }
 
 impl std::error::Error for StoreError {}
+
+impl From<StoreError> for AppError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Integrity { message, next } => {
+                AppError::new(Class::Integrity, message, next)
+            }
+            StoreError::Busy { message, next } => AppError::new(Class::Resource, message, next),
+            StoreError::Usage { message, next } => AppError::new(Class::Usage, message, next),
+            StoreError::Io { message, next } => AppError::new(Class::Runtime, message, next),
+        }
+    }
+}
 
 impl StoreError {
     fn io(what: String, e: io::Error) -> StoreError {
@@ -559,7 +573,7 @@ pub fn check_file_to_serve(path: &Path) -> Result<Generation, String> {
 
 /// [`check_file`] of only what a file's header claims ([`Generation::decode_claim`]): the same file,
 /// name and self-digest checks, nothing of the lines.
-fn claim(path: &Path) -> Result<Claim, String> {
+fn claim(path: &Path) -> Result<HeaderClaim, String> {
     check_named_as(path, euid(), Generation::decode_claim, |c| c.serial)
 }
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{StoreError, claim};
-use crate::zone::generation::Claim;
+use crate::zone::generation::HeaderClaim;
 
 /// RFC 1982 §3.1: the largest step after which a serial is still newer.
 pub const MAX_SERIAL_STEP: u32 = (1 << 31) - 1;
@@ -53,7 +53,7 @@ pub(super) struct SerialBase {
     /// Its index in the list (the list's length when there is none).
     pub(super) index: usize,
     serial: u32,
-    pub(super) claim: Option<Claim>,
+    pub(super) claim: Option<HeaderClaim>,
     pub(super) passed_over: Vec<PassedOver>,
 }
 

@@ -209,18 +209,26 @@ pub(crate) fn socket_with(
     let ip: std::net::Ipv4Addr = from.parse().map_err(|e| format!("{e}"))?;
     // SAFETY: plain socket/bind/connect on a descriptor we own until it is wrapped in TcpStream.
     unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        // Close-on-exec by fcntl, not SOCK_CLOEXEC, which macOS lacks (the tests spawn the binary).
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
         if fd < 0 {
             return Err("socket".into());
         }
         let stream = TcpStream::from_raw_fd(fd);
-        let sa = |ip: std::net::Ipv4Addr, port: u16| libc::sockaddr_in {
-            sin_family: libc::AF_INET as libc::sa_family_t,
-            sin_port: port.to_be(),
-            sin_addr: libc::in_addr {
-                s_addr: u32::from(ip).to_be(),
-            },
-            sin_zero: [0; 8],
+        if libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) != 0 {
+            return Err(format!("FD_CLOEXEC: {}", std::io::Error::last_os_error()));
+        }
+        let sa = |ip: std::net::Ipv4Addr, port: u16| {
+            // Zeroed, then the fields every system has; macOS adds the length field sin_len.
+            let mut sa: libc::sockaddr_in = std::mem::zeroed();
+            sa.sin_family = libc::AF_INET as libc::sa_family_t;
+            sa.sin_port = port.to_be();
+            sa.sin_addr.s_addr = u32::from(ip).to_be();
+            #[cfg(target_os = "macos")]
+            {
+                sa.sin_len = std::mem::size_of::<libc::sockaddr_in>() as u8;
+            }
+            sa
         };
         if let Some(size) = rcvbuf {
             let ok = libc::setsockopt(
@@ -693,6 +701,7 @@ fn stalled_transfer_clients_are_cut_and_memory_stays_bounded() {
 }
 
 /// When the peer has closed `s` (FIN or reset), without reading from it; `None` at `deadline`.
+#[cfg(target_os = "linux")]
 fn closed_by_peer(s: &TcpStream, deadline: Instant) -> Option<Instant> {
     use std::os::fd::AsRawFd;
     // Only POLLRDHUP is asked for, so the buffered data (POLLIN) does not wake the poll.
@@ -712,4 +721,35 @@ fn closed_by_peer(s: &TcpStream, deadline: Instant) -> Option<Instant> {
             return Some(Instant::now());
         }
     }
+}
+
+/// When the peer has closed `s` (FIN or reset), without reading from it; `None` at `deadline`. macOS
+/// has no POLLRDHUP (and its POLLIN wakes for the buffered data), so the connection's TCP state is
+/// looked at instead: anything past ESTABLISHED (CLOSE_WAIT after a FIN, CLOSED after a reset), or a
+/// state that can no longer be read.
+#[cfg(target_os = "macos")]
+fn closed_by_peer(s: &TcpStream, deadline: Instant) -> Option<Instant> {
+    use std::os::fd::AsRawFd;
+    // TCPS_ESTABLISHED of <netinet/tcp_fsm.h>.
+    const ESTABLISHED: u8 = 4;
+    while Instant::now() < deadline {
+        // SAFETY: getsockopt writes at most `len` bytes into `info`, which we own.
+        let state = unsafe {
+            let mut info: libc::tcp_connection_info = std::mem::zeroed();
+            let mut len = std::mem::size_of::<libc::tcp_connection_info>() as libc::socklen_t;
+            let r = libc::getsockopt(
+                s.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_CONNECTION_INFO,
+                (&mut info as *mut libc::tcp_connection_info).cast(),
+                &mut len,
+            );
+            (r == 0).then_some(info.tcpi_state)
+        };
+        if state.is_none_or(|st| st != ESTABLISHED) {
+            return Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
 }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::error::{AppError, Class};
 use crate::output::text::quote;
 
 mod zones;
@@ -286,6 +287,17 @@ pub fn in_zone(name: &str, z: &str) -> bool {
 pub fn is_canonical_served(name: &str, zone: &Zone) -> bool {
     // One pass: valid and lowercase together (a server checks 100,000 names a swap with it).
     scan_ldh(name.as_bytes(), true) && in_zone(name, zone.as_str())
+}
+
+/// A `--zone` value, checked (exit 2 when it is not a zone name).
+pub fn zone_arg(raw: &str) -> Result<Zone, AppError> {
+    Zone::parse(raw).map_err(|e| {
+        AppError::new(
+            Class::Usage,
+            format!("--zone {e}"),
+            "give a zone such as pigsty.test",
+        )
+    })
 }
 
 #[cfg(test)]

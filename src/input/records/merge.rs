@@ -5,7 +5,8 @@
 
 use std::net::Ipv4Addr;
 
-use super::{MAX_SERVED_NAMES, NotServed, Record};
+use super::{NotServed, Record};
+use crate::defaults::MAX_SERVED_NAMES;
 use crate::dns::name::{self, Zone};
 use crate::input::inventory::InputError;
 

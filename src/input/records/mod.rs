@@ -7,6 +7,7 @@ use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::defaults::MAX_SERVED_NAMES;
 use crate::dns::name::{self, Zone};
 use crate::input::inventory::{Derived, Host, InputError, Inventory, Named, VmHost};
 
@@ -60,9 +61,6 @@ pub struct RecordSet {
     pub not_served: Vec<NotServed>,
     pub skipped_hosts: Vec<SkippedHost>,
 }
-
-/// Served names in one record set at most (the bound; the server is sized for it).
-pub const MAX_SERVED_NAMES: usize = 100_000;
 
 impl RecordSet {
     /// Applies the address, name and conflict rules to a parsed inventory.

@@ -243,7 +243,8 @@ fn every_ptr_of_a_generated_corpus_is_forward_confirmed() {
 }
 
 /// The merge order reads only a 16-byte prefix of most keys: names that share it, or end inside
-/// it, still sort, merge and repeat by the whole key, with the sources of each mention.
+/// it, still sort, merge and repeat by the whole key, with the sources of each mention. (Over 80
+/// lines: the expected records are one table, each row of it five lines once formatted.)
 #[test]
 fn keys_past_their_prefix_sort_merge_and_repeat_by_the_whole_key() {
     let set = build(

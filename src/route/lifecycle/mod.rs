@@ -2,8 +2,7 @@
 //! makes of a daemon that stopped, crashed or never ran, a route link that lost itself or its
 //! address, another link (a VPN) that claims the zone or its reverse zone, a damaged journal, a file
 //! changed by hand — each as a verdict and the one command that fixes it. Pure: the callers run the
-//! commands and read the files; this file only classifies what they found. Plus the test-only crash
-//! hook (`PIGSTY_DNS_TEST_CRASH_AFTER`) that proves an interrupted install or uninstall is recoverable.
+//! commands and read the files; this file only classifies what they found.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -443,39 +442,6 @@ fn list(v: &[String]) -> String {
     } else {
         v.join(", ")
     }
-}
-
-// ---------------------------------------------------------------- the test hook
-
-/// Test hook, read from the environment: `PIGSTY_DNS_TEST_CRASH_AFTER=N` kills this process with
-/// SIGKILL right after the N-th change an install or uninstall makes (a file written or removed, a
-/// command run), as a power cut would. For the lab and the integration tests only, compiled only into
-/// test builds; unset, it costs a lookup of an environment variable per change.
-pub const CRASH_ENV: &str = "PIGSTY_DNS_TEST_CRASH_AFTER";
-
-pub fn crash_point(what: &str) {
-    // Only in test builds (`test-support`, which the integration tests' dev-dependency turns on): the
-    // release binary and the Debian package never read the variable.
-    #[cfg(any(test, feature = "test-support"))]
-    {
-        static CHANGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let Some(n) = std::env::var(CRASH_ENV)
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-        else {
-            return;
-        };
-        let done = CHANGES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-        if done >= n {
-            eprintln!("{CRASH_ENV}={n}: SIGKILL after change {done} ({what})");
-            // SAFETY: kill(2) on our own pid has no memory-safety preconditions.
-            unsafe {
-                libc::kill(libc::getpid(), libc::SIGKILL);
-            }
-        }
-    }
-    #[cfg(not(any(test, feature = "test-support")))]
-    let _ = what;
 }
 
 #[cfg(test)]

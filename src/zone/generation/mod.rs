@@ -173,7 +173,7 @@ impl From<&Generation> for DiffBase {
 /// What a generation file's header says once its self-digest holds: its serial and the record digest
 /// it claims, not recomputed ([`Generation::decode_claim`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Claim {
+pub struct HeaderClaim {
     pub serial: u32,
     pub record_digest: String,
 }
@@ -412,10 +412,10 @@ impl Generation {
     /// Only the self-digest over the raw bytes, the layout and the header of a file, for `load` to
     /// tell before it writes whether its new generation can be unchanged: a hash and a small parse,
     /// nothing of the lines. A format-1 file is read as its diff base.
-    pub(crate) fn decode_claim(bytes: &[u8]) -> Result<(Claim, String), String> {
+    pub(crate) fn decode_claim(bytes: &[u8]) -> Result<(HeaderClaim, String), String> {
         if lines::is_json(bytes) {
             return Generation::decode_diff_base(bytes).map(|(b, d)| {
-                let claim = Claim {
+                let claim = HeaderClaim {
                     serial: b.serial,
                     record_digest: b.record_digest,
                 };

@@ -329,7 +329,7 @@ fn a_diff_base_checks_both_digests_and_the_layout_but_not_the_rules() {
 fn a_claim_holds_only_behind_the_self_digest() {
     let g = sample();
     let bytes = g.encode();
-    let claim = Claim {
+    let claim = HeaderClaim {
         serial: g.serial,
         record_digest: g.record_digest.clone(),
     };
@@ -408,7 +408,7 @@ fn a_diff_base_reads_what_the_full_decoder_without_sources_reads() {
         assert_eq!(new.is_ok(), old.is_ok(), "{new:?} {old:?}");
         // `load` decides on the claim what it would have decided on the base.
         if let Ok((base, digest)) = &new {
-            let claim = Claim {
+            let claim = HeaderClaim {
                 serial: base.serial,
                 record_digest: base.record_digest.clone(),
             };

@@ -124,7 +124,7 @@ pub(super) fn derive(
             "all",
             format!(
                 "derives more than {MAX_DERIVED} names; at most {} are served",
-                crate::input::records::MAX_SERVED_NAMES
+                crate::defaults::MAX_SERVED_NAMES
             ),
             "serve fewer names, or read the file with --identity-only",
         ));
@@ -138,7 +138,7 @@ pub(super) fn derive(
 
 /// Derived names at most, twice what a record set serves: past that the derivation stops, so a file
 /// cannot make it grow with hosts times lines.
-const MAX_DERIVED: usize = 2 * crate::input::records::MAX_SERVED_NAMES;
+const MAX_DERIVED: usize = 2 * crate::defaults::MAX_SERVED_NAMES;
 
 #[derive(Default)]
 pub(super) struct Out {

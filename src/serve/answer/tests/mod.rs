@@ -410,6 +410,10 @@ fn qdcount_other_than_one_is_formerr() {
     assert!(m.edns.is_some(), "OPT echoed on FORMERR");
 }
 
+/// A query malformed past its header (two OPTs, a missing record, no question, a huge QDCOUNT, an OPT
+/// out of place, with an owner or with a bad option): FORMERR, echoing the question and the OPT as far
+/// as they could be read. (Over 80 lines: seven messages asked the same way, each call six lines once
+/// formatted.)
 #[test]
 fn malformed_rest_is_formerr_echoing_what_could_be_read() {
     let z = view();

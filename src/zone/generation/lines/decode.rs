@@ -2,7 +2,7 @@
 //! sealed header claims, and `load`'s diff base. Each reads the lines strictly, so what parses is
 //! canonical.
 
-use super::super::{Claim, DiffBase, Generation, MAX_STRINGS, Ptr, Record, RecordDigest};
+use super::super::{DiffBase, Generation, HeaderClaim, MAX_STRINGS, Ptr, Record, RecordDigest};
 use super::{
     HeaderIn, PTR, Parts, RECORD, SourceLines, Sources, address, at_line, counts_match,
     header_parts, header_reencodes, lines_of, name, not_a_file, push_full_name, source_budget,
@@ -165,9 +165,11 @@ fn generation(h: HeaderIn, records: Vec<Record>, ptr: Vec<Ptr>) -> Generation {
 }
 
 /// What a format-2 file's sealed header claims ([`Generation::decode_claim`]).
-pub(in crate::zone::generation) fn decode_claim(bytes: &[u8]) -> Result<(Claim, String), String> {
+pub(in crate::zone::generation) fn decode_claim(
+    bytes: &[u8],
+) -> Result<(HeaderClaim, String), String> {
     let (parts, h) = header_parts(bytes, true)?;
-    let claim = Claim {
+    let claim = HeaderClaim {
         serial: h.serial,
         record_digest: h.record_digest,
     };
