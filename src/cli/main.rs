@@ -143,7 +143,7 @@ fn report(e: &AppError, json: bool) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let json_wanted = std::env::args().any(|a| a == "--json");
+    let json_wanted = std::env::args_os().any(|a| a == "--json");
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -93,6 +93,38 @@ pub fn shown_message(value: &str) -> String {
     shown_bytes(value.as_bytes(), MESSAGE_BYTES).into_owned()
 }
 
+/// The bytes of a path kept in a message: its start and its end, [`PATH_BYTES`] / 2 each.
+pub const PATH_BYTES: usize = 160;
+
+/// A path as every message shows it: its bytes (a Unix path need not be UTF-8) escaped as
+/// [`shown_bytes`] escapes them, so `\xff` or a newline in a file name is seen and never acted on,
+/// and a path longer than [`PATH_BYTES`] kept as its start and its end, with how much was cut
+/// between: the directory and the file name are what a reader needs.
+pub fn path(p: &std::path::Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let b = p.as_os_str().as_bytes();
+    if b.len() <= PATH_BYTES {
+        return shown_bytes(b, usize::MAX).into_owned();
+    }
+    let half = PATH_BYTES / 2;
+    // Never inside a character: the head ends before a continuation byte, the tail starts at a lead.
+    let mut head = half;
+    while head > 0 && b[head] & 0xc0 == 0x80 && half - head < 3 {
+        head -= 1;
+    }
+    let mut tail = b.len() - half;
+    while tail < b.len() && b[tail] & 0xc0 == 0x80 && tail - (b.len() - half) < 3 {
+        tail += 1;
+    }
+    format!(
+        "{}…({} of {} bytes cut)…{}",
+        shown_bytes(&b[..head], usize::MAX),
+        tail - head,
+        b.len(),
+        shown_bytes(&b[tail..], usize::MAX)
+    )
+}
+
 /// [`shown_bytes`]'s rule for JSON printed to a terminal: serde_json escapes C0 controls but writes DEL,
 /// C1 controls and the bidi and separator controls raw. Those can stand only inside strings, where
 /// `\uXXXX` is the same character to a JSON reader and inert to a terminal.
@@ -218,6 +250,24 @@ mod tests {
         assert_eq!(
             shown_message(&"y".repeat(2000)).len(),
             1024 + "…(2000 bytes)".len()
+        );
+    }
+
+    #[test]
+    fn paths_are_escaped_bytes_cut_in_the_middle() {
+        use std::os::unix::ffi::OsStrExt;
+        let p = std::path::Path::new(std::ffi::OsStr::from_bytes(b"/tmp/x\xff\n.yml"));
+        assert_eq!(path(p), "/tmp/x\\xff\\n.yml");
+        let long = format!("/{}/{}.yml", "d".repeat(5000), "é".repeat(100));
+        let shown = path(std::path::Path::new(&long));
+        assert!(shown.len() < PATH_BYTES + 40, "{shown}");
+        assert!(
+            shown.starts_with("/ddd") && shown.ends_with("éé.yml"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains(&format!("of {} bytes cut)", long.len())),
+            "{shown}"
         );
     }
 

@@ -83,15 +83,15 @@ fn store_file(
 ) -> Result<Option<u32>, AppError> {
     let (set, input, info) = input::read_as(file, zone, reading)?;
     for note in &info.notes {
-        tracing::info!(file = %file.display(), "{note}");
+        tracing::info!(file = %crate::output::text::path(file), "{note}");
     }
     match dir.commit(set, ttl, negative_ttl, input, false)? {
         Outcome::Stored { generation, .. } => {
-            tracing::info!(serial = generation.serial, file = %file.display(), "stored a new generation");
+            tracing::info!(serial = generation.serial, file = %crate::output::text::path(file), "stored a new generation");
             Ok(Some(generation.serial))
         }
         Outcome::Unchanged { serial } => {
-            tracing::info!(serial, file = %file.display(), "records unchanged");
+            tracing::info!(serial, file = %crate::output::text::path(file), "records unchanged");
             Ok(None)
         }
         Outcome::WouldStore { .. } => Ok(None),
@@ -318,7 +318,7 @@ async fn load_newest(zone: &Zone, dir: StateDir) -> Result<(Arc<Live>, Arc<State
         let _ = tokio::task::spawn_blocking(move || live.refresh(&dir)).await;
     }
     if live.serial() == 0 {
-        tracing::warn!(state_dir = %dir.root().display(), zone = %zone, "no generation yet: serving only the apex (SOA serial 0, NS), NXDOMAIN below it; run pigsty-dns load");
+        tracing::warn!(state_dir = %crate::output::text::path(dir.root()), zone = %zone, "no generation yet: serving only the apex (SOA serial 0, NS), NXDOMAIN below it; run pigsty-dns load");
     }
     Ok((live, dir))
 }
@@ -441,7 +441,7 @@ impl Wake {
             Err(e) => {
                 tracing::warn!(
                     "cannot watch {}: {e}; rescanning every {} s instead",
-                    dir.generations_dir().display(),
+                    crate::output::text::path(&dir.generations_dir()),
                     RESCAN.as_secs()
                 );
                 None
@@ -452,7 +452,10 @@ impl Wake {
             let parent = f.parent()?.to_path_buf();
             reload::watch_dir(&parent, Some(f.clone()), follow_tx.clone())
                 .map_err(|e| {
-                    tracing::warn!("cannot watch {}: {e}; polling it instead", f.display())
+                    tracing::warn!(
+                        "cannot watch {}: {e}; polling it instead",
+                        crate::output::text::path(f)
+                    )
                 })
                 .ok()
         });
@@ -576,7 +579,7 @@ impl FollowOpts {
             Err(e) => {
                 let msg = format!(
                     "followed file {} not loaded: {}; still serving serial {}",
-                    file.display(),
+                    crate::output::text::path(file),
                     e.message,
                     live.serial()
                 );

@@ -138,7 +138,7 @@ impl Live {
                         serial = g.serial,
                         records = g.records.len(),
                         record_digest = %g.record_digest,
-                        file = %path.display(),
+                        file = %crate::output::text::path(&path),
                         "serving generation"
                     );
                     if let Ok(mut i) = self.info.lock() {
@@ -154,7 +154,7 @@ impl Live {
                 Err(why) => {
                     let msg = crate::output::text::bound(format!(
                         "generation {serial} ({}) {why}; still serving serial {current}",
-                        path.display()
+                        crate::output::text::path(&path)
                     ));
                     tracing::warn!("{msg}");
                     refused.get_or_insert_with(|| msg.clone());

@@ -5,6 +5,7 @@
 
 mod util;
 
+mod check_args_bytes;
 mod check_pigsty;
 mod check_rules;
 mod debian_scripts;
