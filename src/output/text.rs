@@ -125,6 +125,58 @@ pub fn path(p: &std::path::Path) -> String {
     )
 }
 
+/// One segment of an inventory path (a group name, a host key) as every message shows it: bare when
+/// it is a plain name, else quoted and cut as [`quote`] quotes it. The paths an error names are built
+/// from these, so a group named `"x\nnext: …"` shows as `all.children."x\nnext: …"`, one line.
+pub fn segment(label: &str) -> Cow<'_, str> {
+    let plain = !label.is_empty()
+        && label.len() <= VALUE_BYTES
+        && label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if plain {
+        Cow::Borrowed(label)
+    } else {
+        Cow::Owned(quote(label))
+    }
+}
+
+/// The gate of the `error:` and `next:` writer: the text as [`shown_bytes`] shows it, newlines
+/// included, so a value that reached a message unquoted still cannot start a line of its own.
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    shown_bytes(text.as_bytes(), usize::MAX)
+}
+
+/// The log writer's gate: one event is one `write` of its formatted text (tracing's fmt layer writes
+/// each event whole), so every line break before the event's final newline came from a value and is
+/// written as `\n` (`\r` as `\r`). The JSON format has none; the text format printed them raw.
+pub struct LogLines<W>(pub W);
+
+impl<W: std::io::Write> std::io::Write for LogLines<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let body = buf.strip_suffix(b"\n").unwrap_or(buf);
+        if !body.iter().any(|b| matches!(b, b'\n' | b'\r')) {
+            self.0.write_all(buf)?;
+            return Ok(buf.len());
+        }
+        let mut out = Vec::with_capacity(buf.len() + 16);
+        for &b in body {
+            match b {
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b => out.push(b),
+            }
+        }
+        out.extend_from_slice(&buf[body.len()..]);
+        self.0.write_all(&out)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
 /// [`shown_bytes`]'s rule for JSON printed to a terminal: serde_json escapes C0 controls but writes DEL,
 /// C1 controls and the bidi and separator controls raw. Those can stand only inside strings, where
 /// `\uXXXX` is the same character to a JSON reader and inert to a terminal.
@@ -269,6 +321,20 @@ mod tests {
             shown.contains(&format!("of {} bytes cut)", long.len())),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn segments_one_line_and_log_lines_never_let_a_value_start_a_line() {
+        assert_eq!(segment("pg-meta_1"), "pg-meta_1");
+        assert_eq!(segment("x\nnext: y"), "\"x\\nnext: y\"");
+        assert_eq!(segment(""), "\"\"");
+        assert!(segment(&"g".repeat(1000)).len() < VALUE_BYTES + 20);
+        assert_eq!(one_line("a\nnext: b\r"), "a\\nnext: b\\r");
+        use std::io::Write;
+        let mut w = LogLines(Vec::new());
+        w.write_all(b"INFO x\nFORGED\n").unwrap();
+        w.write_all(b"INFO plain\n").unwrap();
+        assert_eq!(w.0, b"INFO x\\nFORGED\nINFO plain\n");
     }
 
     #[test]

@@ -6,12 +6,14 @@
 mod util;
 
 mod check_args_bytes;
+mod check_forged_lines;
 mod check_pigsty;
 mod check_rules;
 mod debian_scripts;
 mod default_port;
 mod differential;
 mod import_circles;
+mod line_gate;
 mod packaging;
 mod pigsty_ansible;
 mod rfc_probes;

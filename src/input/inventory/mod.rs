@@ -407,14 +407,21 @@ fn has_template(v: &Yaml) -> bool {
     }
 }
 
+/// The address part of a CIDR as a hint repeats it: bare when it is an address, else quoted (and cut)
+/// like every value from the file, so the hint never writes the author's text raw.
+pub(crate) fn bare_address(addr: &str) -> String {
+    addr.parse::<Ipv4Addr>()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| crate::output::text::quote(addr))
+}
+
 /// Canonical dotted-quad IPv4 only; says exactly what is wrong otherwise (the text follows the quoted value).
 pub fn parse_ipv4(raw: &str) -> Result<Ipv4Addr, String> {
     if let Some((addr, _mask)) = raw.split_once('/') {
-        let bare = addr
-            .parse::<Ipv4Addr>()
-            .map(|a| a.to_string())
-            .unwrap_or_else(|_| addr.to_string());
-        return Err(format!("is a CIDR; give the bare address {bare}"));
+        return Err(format!(
+            "is a CIDR; give the bare address {}",
+            bare_address(addr)
+        ));
     }
     if raw.parse::<std::net::Ipv6Addr>().is_ok() {
         return Err("is an IPv6 address; only IPv4 addresses are served".into());

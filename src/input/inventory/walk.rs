@@ -6,7 +6,7 @@ use std::net::Ipv4Addr;
 
 use super::{HOST_DEPTH, InputError, parse_ipv4};
 use crate::input::yaml::{self, Yaml};
-use crate::output::text::quote;
+use crate::output::text::{quote, segment};
 
 /// One layer of variables: a group's `vars` at its depth, or a host's own vars.
 #[derive(Debug, Clone)]
@@ -124,18 +124,18 @@ impl<'a> Walk<'a> {
                         Yaml::Str(s) => s.clone(),
                         other => other.to_string(),
                     };
-                    let place = format!("{cpath}.{label}");
+                    let place = format!("{cpath}.{}", segment(&label));
                     match self.places.get(&label) {
                         Some(first) if self.repeated.is_none() => {
-                            self.repeated = Some((label.clone(), first.clone(), place));
+                            self.repeated = Some((label.clone(), first.clone(), place.clone()));
                         }
                         Some(_) => {}
                         None => {
-                            self.places.insert(label.clone(), place);
+                            self.places.insert(label.clone(), place.clone());
                         }
                     }
                     self.path.push(label.clone());
-                    let walked = self.group(child, &format!("{cpath}.{label}"), depth + 1, layers);
+                    let walked = self.group(child, &place, depth + 1, layers);
                     self.path.pop();
                     walked?;
                 }
@@ -162,10 +162,11 @@ impl<'a> Walk<'a> {
             Yaml::Str(s) => s.clone(),
             other => other.to_string(),
         };
-        let path = format!("{hpath}[{key_text}]");
+        let path = format!("{hpath}[{}]", segment(&key_text));
         let Yaml::Str(raw) = key else {
             return Err(InputError::new(
                 &path,
+                // Yaml's Display quotes and cuts a string, and shows anything else as written.
                 format!("host key {key} must be an IPv4 address"),
                 "key each host by its address, e.g. 10.10.10.10:",
             ));
