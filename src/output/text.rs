@@ -102,11 +102,23 @@ pub const PATH_BYTES: usize = 160;
 /// between: the directory and the file name are what a reader needs.
 pub fn path(p: &std::path::Path) -> String {
     use std::os::unix::ffi::OsStrExt;
-    let b = p.as_os_str().as_bytes();
-    if b.len() <= PATH_BYTES {
-        return shown_bytes(b, usize::MAX).into_owned();
+    middle(p.as_os_str().as_bytes(), PATH_BYTES).into_owned()
+}
+
+/// An inventory place (`all.children.pg-meta.hosts[10.10.10.10]`) as an error names it: its start and
+/// its end, cut in the middle as [`path`] cuts a path, so 30 nested groups of 1,000 characters are
+/// one readable line.
+pub fn place(at: &str) -> Cow<'_, str> {
+    middle(at.as_bytes(), PATH_BYTES)
+}
+
+/// `b` escaped as [`shown_bytes`] escapes it; longer than `max`, its first and last `max / 2` bytes
+/// (at character boundaries) with how much was cut between.
+fn middle(b: &[u8], max: usize) -> Cow<'_, str> {
+    if b.len() <= max {
+        return shown_bytes(b, usize::MAX);
     }
-    let half = PATH_BYTES / 2;
+    let half = max / 2;
     // Never inside a character: the head ends before a continuation byte, the tail starts at a lead.
     let mut head = half;
     while head > 0 && b[head] & 0xc0 == 0x80 && half - head < 3 {
@@ -116,13 +128,13 @@ pub fn path(p: &std::path::Path) -> String {
     while tail < b.len() && b[tail] & 0xc0 == 0x80 && tail - (b.len() - half) < 3 {
         tail += 1;
     }
-    format!(
+    Cow::Owned(format!(
         "{}…({} of {} bytes cut)…{}",
         shown_bytes(&b[..head], usize::MAX),
         tail - head,
         b.len(),
         shown_bytes(&b[tail..], usize::MAX)
-    )
+    ))
 }
 
 /// One segment of an inventory path (a group name, a host key) as every message shows it: bare when
@@ -143,8 +155,9 @@ pub fn segment(label: &str) -> Cow<'_, str> {
 
 /// The gate of the `error:` and `next:` writer: the text as [`shown_bytes`] shows it, newlines
 /// included, so a value that reached a message unquoted still cannot start a line of its own.
+/// Past [`MESSAGE_BYTES`] the line is cut as [`shown_bytes`] cuts: the net under the cuts of each value.
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    shown_bytes(text.as_bytes(), usize::MAX)
+    shown_bytes(text.as_bytes(), MESSAGE_BYTES)
 }
 
 /// The log writer's gate: one event is one `write` of its formatted text (tracing's fmt layer writes

@@ -7,6 +7,7 @@ mod util;
 
 mod check_args_bytes;
 mod check_forged_lines;
+mod check_line_length;
 mod check_pigsty;
 mod check_rules;
 mod debian_scripts;

@@ -46,7 +46,13 @@ impl std::fmt::Display for InputError {
         if self.at.is_empty() {
             f.write_str(&self.message)
         } else {
-            write!(f, "{}: {}", self.at, self.message)
+            // The place cut in the middle: nested long group names would make it any length.
+            write!(
+                f,
+                "{}: {}",
+                crate::output::text::place(&self.at),
+                self.message
+            )
         }
     }
 }
