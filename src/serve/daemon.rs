@@ -486,6 +486,7 @@ async fn refresh_loop(
     let mut flush = tokio::time::interval(COUNTER_FLUSH);
     let mut last_file = None;
     let mut last_pass = tokio::time::Instant::now();
+    let mut budget = super::pass_budget::PassBudget::default();
     loop {
         let mut follow_due = false;
         let mut by_event = false;
@@ -497,14 +498,20 @@ async fn refresh_loop(
             _ = wake.follow_rx.recv() => { follow_due = true; by_event = true; }
             _ = tick.tick() => follow_due = true,
         }
-        // File events start a pass no sooner than PASS_GAP after the last one ended: a flood of
-        // events costs a bounded number of passes, whatever its rate.
+        // File events start a pass at once while the pass budget lasts, then no sooner than
+        // PASS_GAP after the last one ended: a flood of events costs a bounded number of passes,
+        // whatever its rate, and a single change does not wait.
         if by_event {
-            tokio::select! {
-                _ = stop_rx.changed() => break,
-                _ = tokio::time::sleep_until(last_pass + reload::PASS_GAP) => {}
+            let now = std::time::Instant::now();
+            let at = budget.start_at(now, last_pass.into_std());
+            if at > now {
+                tokio::select! {
+                    _ = stop_rx.changed() => break,
+                    _ = tokio::time::sleep_until(tokio::time::Instant::from_std(at)) => {}
+                }
             }
         }
+        budget.started(std::time::Instant::now());
         // Coalesce what is pending (one wake per source at most) into this pass: a store is one
         // event that counts (the link of a complete, fsynced file; its temporary name is ignored),
         // so the first event already names a file that can be served. Events of a burst that
