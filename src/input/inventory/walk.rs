@@ -80,6 +80,42 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
+    /// What Ansible refuses of a child: `all` under a group, a group under itself, and a group under
+    /// its own descendant ("recursive dependency loop"); read as written, the walk would take the
+    /// first two as nothing and the loop as one more level.
+    fn refuse_a_loop(&self, label: &str, place: &str) -> Result<(), InputError> {
+        if label == "all" {
+            return Err(InputError::new(
+                place,
+                "puts the group all under another group; Ansible refuses the file",
+                "remove it: every host is in all already (set its vars under all.vars)",
+            ));
+        }
+        let Some(i) = self.path.iter().position(|g| g == label) else {
+            return Ok(());
+        };
+        if i + 1 == self.path.len() {
+            return Err(InputError::new(
+                place,
+                format!(
+                    "makes the group {} a child of itself; Ansible refuses it (can't add group to itself)",
+                    quote(label)
+                ),
+                "remove the child, or give it a name of its own",
+            ));
+        }
+        let mut lp: Vec<String> = self.path[i..].iter().map(|g| quote(g)).collect();
+        lp.push(quote(label));
+        Err(InputError::new(
+            place,
+            format!(
+                "makes a loop of groups ({}); Ansible refuses it (recursive dependency loop)",
+                crate::output::text::bound(lp.join(" → "))
+            ),
+            "remove the child that names its own ancestor, or rename it",
+        ))
+    }
+
     /// A group's `hosts:` mapping, each host with the layers above it.
     fn hosts(
         &mut self,
@@ -125,6 +161,7 @@ impl<'a> Walk<'a> {
                         other => other.to_string(),
                     };
                     let place = format!("{cpath}.{}", segment(&label));
+                    self.refuse_a_loop(&label, &place)?;
                     match self.places.get(&label) {
                         Some(first) if self.repeated.is_none() => {
                             self.repeated = Some((label.clone(), first.clone(), place.clone()));
