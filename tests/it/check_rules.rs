@@ -806,3 +806,22 @@ fn check_shows_the_reverse_zone_and_the_canonical_names() {
         "no names served there"
     );
 }
+
+#[test]
+fn an_xn_label_that_is_not_punycode_is_refused() {
+    refused(
+        "all:\n  hosts: {10.10.10.10: {nodename: xn--zz}}\n",
+        &["xn--zz", "not valid punycode"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {vm_alias: [a.xn--zz]}}\n",
+        &["xn--zz", "not valid punycode"],
+    );
+    let r = check_text("all:\n  hosts: {10.10.10.10: {vm_alias: [xn--mnchen-3ya]}}\n");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("xn--mnchen-3ya.pigsty.test"),
+        "{}",
+        r.stdout
+    );
+}
