@@ -392,3 +392,48 @@ fn loops_of_groups_and_all_as_a_child_are_refused_as_ansible_refuses_them() {
         );
     }
 }
+
+/// Tags, generated: on a value the view reads or on a collection, `!!seq`/`!!map` on the other kind,
+/// an unknown local tag, `!vault`. Ansible refuses the file or reads no plain value there; so do we.
+#[test]
+fn tags_are_refused_where_ansible_refuses_them_or_reads_no_plain_value() {
+    if !e2e() {
+        eprintln!("skipped: set PIGSTY_DNS_E2E=1 (needs ansible-core)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0x5eed);
+    // Keys the projection view (what `check` reads this file as) reads.
+    let keys = ["nodename", "vm_alias"];
+    for case in 0..16 {
+        let key = keys[rng.below(keys.len())];
+        let (tagged, plain_refusal) = match rng.below(4) {
+            0 => (format!("{key}: !vault v1"), false),
+            1 => (format!("{key}: !x{case} v1"), true),
+            2 => (format!("{key}: !!seq {{a: 1}}"), true),
+            _ => (format!("{key}: !!map [a]"), true),
+        };
+        let text = format!(
+            "all:\n  children:\n    g{case}:\n      hosts: {{10.10.10.10: {{{tagged}}}}}\n"
+        );
+        let file = dir.path().join(format!("tag-{case}.yml"));
+        std::fs::write(&file, &text).unwrap();
+        match ansible(&file) {
+            Err(_) => assert!(
+                plain_refusal,
+                "Ansible refused what we expected it to read:\n{text}"
+            ),
+            // Read: the value is Ansible's encrypted object, not the text.
+            Ok(o) => {
+                let vars = &o["10.10.10.10"].1;
+                assert!(
+                    vars.get(key)
+                        .is_none_or(|v| v.get("__ansible_vault").is_some()),
+                    "{text}\n{vars:?}"
+                );
+            }
+        }
+        let r = crate::util::run(&["check", file.to_str().unwrap()]);
+        assert_eq!(r.code, 8, "we read it:\n{text}\n{}", r.stdout);
+    }
+}

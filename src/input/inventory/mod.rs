@@ -170,6 +170,15 @@ fn document(text: &str) -> Result<Yaml, InputError> {
         ));
     }
     let doc = yaml::parse(text).map_err(|e| {
+        if e.contains(yaml::LIMIT) {
+            // Valid YAML, only larger than the reader takes (100,000 hosts with a variable each).
+            return InputError::new(
+                "",
+                format!("is past a limit of the YAML reader: {e}"),
+                "split the hosts into files of fewer values, or list names under vm_hosts (one \
+                 value per name); the limit is fixed",
+            );
+        }
         InputError::new(
             "",
             format!("is not valid YAML: {e}"),
