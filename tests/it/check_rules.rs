@@ -854,9 +854,15 @@ fn a_valid_file_past_the_readers_limit_says_which_limit_not_invalid_yaml() {
     let mut text = String::from("all:\n  hosts:\n");
     for i in 0..100_000u32 {
         let (b, c) = (i / 256 % 256, i % 256);
-        text.push_str(&format!("    10.{}.{b}.{c}: {{nodename: n{i}}}\n", 10 + i / 65_536));
+        text.push_str(&format!(
+            "    10.{}.{b}.{c}: {{nodename: n{i}}}\n",
+            10 + i / 65_536
+        ));
     }
-    let r = refused(&text, &["is past a limit of the YAML reader", "at most 400000"]);
+    let r = refused(
+        &text,
+        &["is past a limit of the YAML reader", "at most 400000"],
+    );
     assert!(!r.stderr.contains("not valid YAML"), "{}", r.stderr);
     assert!(r.stderr.contains("next: split the hosts"), "{}", r.stderr);
 }
