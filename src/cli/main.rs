@@ -121,7 +121,7 @@ fn init_logging(format: LogFormat) {
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| pigsty_dns::output::text::LogLines(std::io::stderr()))
         .with_ansi(ansi);
     match format {
         LogFormat::Text => builder.init(),
@@ -130,21 +130,22 @@ fn init_logging(format: LogFormat) {
 }
 
 fn report(e: &AppError, json: bool) -> ExitCode {
-    use pigsty_dns::output::text::{for_terminal, json_inert};
+    use pigsty_dns::output::text::{for_terminal, json_inert, one_line};
     if let Some(r) = e.report.as_ref().filter(|_| !json) {
         print!("{}", for_terminal(r));
     }
     if json {
         print!("{}", json_inert(to_json(&e.json())));
     } else {
-        eprintln!("error: {}", for_terminal(&e.message));
-        eprintln!("next: {}", for_terminal(&e.next));
+        // One line each, whatever a value in them holds.
+        eprintln!("error: {}", one_line(&e.message));
+        eprintln!("next: {}", one_line(&e.next));
     }
     ExitCode::from(e.class.exit_code() as u8)
 }
 
 fn main() -> ExitCode {
-    let json_wanted = std::env::args().any(|a| a == "--json");
+    let json_wanted = std::env::args_os().any(|a| a == "--json");
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -24,7 +24,7 @@ pub fn run(path: &Path, zone: &Zone, reading: Reading) -> Result<Report, AppErro
         String::new(),
         input,
     );
-    let shown_path = path.display().to_string();
+    let shown_path = crate::output::text::path(path);
     let mut out = format!(
         "{}: valid for zone {}\n",
         crate::output::text::shown_message(&shown_path),

@@ -46,14 +46,20 @@ fn pick_generation(dir: &StateDir, serial: Option<u32>) -> Result<Generation, Ap
         Some(s) => entries.iter().find(|e| e.serial == s).ok_or_else(|| {
             AppError::new(
                 Class::Usage,
-                format!("serial {s} is not in {}", dir.generations_dir().display()),
+                format!(
+                    "serial {s} is not in {}",
+                    crate::output::text::path(&dir.generations_dir())
+                ),
                 "run pigsty-dns history to see the serials kept",
             )
         })?,
         None => entries.iter().find(|e| e.status.is_ok()).ok_or_else(|| {
             AppError::new(
                 Class::Usage,
-                format!("no good generation in {}", dir.generations_dir().display()),
+                format!(
+                    "no good generation in {}",
+                    crate::output::text::path(&dir.generations_dir())
+                ),
                 "store one first: pigsty-dns load host-names.yml",
             )
         })?,
@@ -64,7 +70,7 @@ fn pick_generation(dir: &StateDir, serial: Option<u32>) -> Result<Generation, Ap
             format!(
                 "generation {} ({}) {why}",
                 entry.serial,
-                entry.path.display()
+                crate::output::text::path(&entry.path)
             ),
             "export a serial that history lists as good",
         )
@@ -184,13 +190,17 @@ pub fn run(
     write_atomic(out, text.as_bytes(), &WriteOptions::mode(0o644)).map_err(|e| {
         AppError::new(
             Class::Runtime,
-            format!("cannot write {}: {}", out.display(), e.source),
+            format!(
+                "cannot write {}: {}",
+                crate::output::text::path(out),
+                e.source
+            ),
             "check the output path",
         )
     })?;
     eprintln!(
         "wrote {} (serial {}, {} records)",
-        out.display(),
+        crate::output::text::path(out),
         g.serial,
         g.records.len()
     );

@@ -46,7 +46,10 @@ pub fn run(state_dir: Option<&Path>) -> Result<Report, AppError> {
     let root = store::resolve(state_dir)?;
     if !root.exists() {
         return Ok(Report::new(
-            format!("no generations yet in {}\n", root.display()),
+            format!(
+                "no generations yet in {}\n",
+                crate::output::text::path(&root)
+            ),
             json!({"format": FORMAT, "state_dir": root.display().to_string(), "generations": []}),
         ));
     }
@@ -78,7 +81,10 @@ pub fn run(state_dir: Option<&Path>) -> Result<Report, AppError> {
     };
     if rows.is_empty() {
         return Ok(Report::new(
-            format!("no generations yet in {}\n{note}", root.display()),
+            format!(
+                "no generations yet in {}\n{note}",
+                crate::output::text::path(&root)
+            ),
             json,
         ));
     }

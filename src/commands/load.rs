@@ -113,7 +113,7 @@ fn note_passed_over(report: &mut Report, files: &[store::PassedOver]) {
     for f in files {
         report.text.push_str(&format!(
             "note: generation file {} {}; it is never served and did not set the serial\nnext: {}\n",
-            f.path.display(),
+            crate::output::text::path(&f.path),
             f.reason,
             f.fix()
         ));
@@ -263,7 +263,7 @@ fn confirm_live(
     } else {
         Liveness::NoServer(format!(
             "no pigsty-dns serve is running for {}",
-            root.display()
+            crate::output::text::path(root)
         ))
     };
     let (word, line) = describe(&liveness, g.serial, addr, zone);

@@ -20,7 +20,7 @@ pub fn run(serial: u32, state_dir: Option<&Path>, dry_run: bool) -> Result<Repor
             Class::Usage,
             format!(
                 "serial {serial} is not in {}",
-                dir.generations_dir().display()
+                crate::output::text::path(&dir.generations_dir())
             ),
             "run pigsty-dns history to see the serials kept",
         ));
@@ -28,7 +28,10 @@ pub fn run(serial: u32, state_dir: Option<&Path>, dry_run: bool) -> Result<Repor
     let old = entry.status.as_ref().map_err(|why| {
         AppError::new(
             Class::Integrity,
-            format!("generation {serial} ({}) {why}", entry.path.display()),
+            format!(
+                "generation {serial} ({}) {why}",
+                crate::output::text::path(&entry.path)
+            ),
             "roll back to a serial that history lists as good",
         )
     })?;

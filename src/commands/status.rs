@@ -77,11 +77,14 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
         None => match &refused {
             Some(why) => out.push_str(&format!(
                 "status file {} not read: it {why}\n",
-                crate::output::text::shown(
-                    &state_dir.join(status_file::FILE).display().to_string()
-                )
+                crate::output::text::shown(&crate::output::text::path(
+                    &state_dir.join(status_file::FILE)
+                ))
             )),
-            None => out.push_str(&format!("no status file in {}\n", state_dir.display())),
+            None => out.push_str(&format!(
+                "no status file in {}\n",
+                crate::output::text::path(state_dir)
+            )),
         },
     }
     let report = Report::new(out, json);

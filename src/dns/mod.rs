@@ -4,5 +4,6 @@
 
 pub mod name;
 pub mod probe;
+pub(crate) mod punycode;
 pub mod transport;
 pub(crate) mod wire;

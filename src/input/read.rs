@@ -26,7 +26,7 @@ pub fn read_as(
     zone: &Zone,
     reading: &Reading,
 ) -> Result<(RecordSet, Input, ViewInfo), AppError> {
-    let shown = path.display().to_string();
+    let shown = crate::output::text::path(path);
     let bytes = read_bytes(path, &shown)?;
     let text = std::str::from_utf8(&bytes).map_err(|e| {
         AppError::new(
@@ -70,21 +70,21 @@ fn read_bytes(path: &Path, shown: &str) -> Result<Vec<u8>, AppError> {
         };
         AppError::new(
             class,
-            format!("cannot read {shown:?}: {e}"),
+            format!("cannot read \"{shown}\": {e}"),
             "give the path of Barn's host-names.yml",
         )
     })?;
     let meta = f.metadata().map_err(|e| {
         AppError::new(
             Class::Runtime,
-            format!("cannot read {shown:?}: {e}"),
+            format!("cannot read \"{shown}\": {e}"),
             "check the file",
         )
     })?;
     if !meta.file_type().is_file() {
         return Err(AppError::new(
             Class::Usage,
-            format!("{shown:?} is not a regular file"),
+            format!("\"{shown}\" is not a regular file"),
             "give the path of Barn's host-names.yml itself (not a pipe, device or directory)",
         ));
     }
@@ -97,7 +97,7 @@ fn read_bytes(path: &Path, shown: &str) -> Result<Vec<u8>, AppError> {
         .map_err(|e| {
             AppError::new(
                 Class::Runtime,
-                format!("cannot read {shown:?}: {e}"),
+                format!("cannot read \"{shown}\": {e}"),
                 "check the file",
             )
         })?;
@@ -128,7 +128,7 @@ fn beside_the_file(path: &Path, shown: &str) -> Result<(), AppError> {
                 format!(
                     "{shown}: {} is beside it; Ansible would merge its variables, which the literal \
                      host-access view does not read",
-                    beside.display()
+                    crate::output::text::path(&beside)
                 ),
                 "move those variables into the file itself, or read it with --identity-only",
             ));

@@ -93,6 +93,103 @@ pub fn shown_message(value: &str) -> String {
     shown_bytes(value.as_bytes(), MESSAGE_BYTES).into_owned()
 }
 
+/// The bytes of a path kept in a message: its start and its end, [`PATH_BYTES`] / 2 each.
+pub const PATH_BYTES: usize = 160;
+
+/// A path as every message shows it: its bytes (a Unix path need not be UTF-8) escaped as
+/// [`shown_bytes`] escapes them, so `\xff` or a newline in a file name is seen and never acted on,
+/// and a path longer than [`PATH_BYTES`] kept as its start and its end, with how much was cut
+/// between: the directory and the file name are what a reader needs.
+pub fn path(p: &std::path::Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    middle(p.as_os_str().as_bytes(), PATH_BYTES).into_owned()
+}
+
+/// An inventory place (`all.children.pg-meta.hosts[10.10.10.10]`) as an error names it: its start and
+/// its end, cut in the middle as [`path`] cuts a path, so 30 nested groups of 1,000 characters are
+/// one readable line.
+pub fn place(at: &str) -> Cow<'_, str> {
+    middle(at.as_bytes(), PATH_BYTES)
+}
+
+/// `b` escaped as [`shown_bytes`] escapes it; longer than `max`, its first and last `max / 2` bytes
+/// (at character boundaries) with how much was cut between.
+fn middle(b: &[u8], max: usize) -> Cow<'_, str> {
+    if b.len() <= max {
+        return shown_bytes(b, usize::MAX);
+    }
+    let half = max / 2;
+    // Never inside a character: the head ends before a continuation byte, the tail starts at a lead.
+    let mut head = half;
+    while head > 0 && b[head] & 0xc0 == 0x80 && half - head < 3 {
+        head -= 1;
+    }
+    let mut tail = b.len() - half;
+    while tail < b.len() && b[tail] & 0xc0 == 0x80 && tail - (b.len() - half) < 3 {
+        tail += 1;
+    }
+    Cow::Owned(format!(
+        "{}…({} of {} bytes cut)…{}",
+        shown_bytes(&b[..head], usize::MAX),
+        tail - head,
+        b.len(),
+        shown_bytes(&b[tail..], usize::MAX)
+    ))
+}
+
+/// One segment of an inventory path (a group name, a host key) as every message shows it: bare when
+/// it is a plain name, else quoted and cut as [`quote`] quotes it. The paths an error names are built
+/// from these, so a group named `"x\nnext: …"` shows as `all.children."x\nnext: …"`, one line.
+pub fn segment(label: &str) -> Cow<'_, str> {
+    let plain = !label.is_empty()
+        && label.len() <= VALUE_BYTES
+        && label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if plain {
+        Cow::Borrowed(label)
+    } else {
+        Cow::Owned(quote(label))
+    }
+}
+
+/// The gate of the `error:` and `next:` writer: the text as [`shown_bytes`] shows it, newlines
+/// included, so a value that reached a message unquoted still cannot start a line of its own.
+/// Past [`MESSAGE_BYTES`] the line is cut as [`shown_bytes`] cuts: the net under the cuts of each value.
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    shown_bytes(text.as_bytes(), MESSAGE_BYTES)
+}
+
+/// The log writer's gate: one event is one `write` of its formatted text (tracing's fmt layer writes
+/// each event whole), so every line break before the event's final newline came from a value and is
+/// written as `\n` (`\r` as `\r`). The JSON format has none; the text format printed them raw.
+pub struct LogLines<W>(pub W);
+
+impl<W: std::io::Write> std::io::Write for LogLines<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let body = buf.strip_suffix(b"\n").unwrap_or(buf);
+        if !body.iter().any(|b| matches!(b, b'\n' | b'\r')) {
+            self.0.write_all(buf)?;
+            return Ok(buf.len());
+        }
+        let mut out = Vec::with_capacity(buf.len() + 16);
+        for &b in body {
+            match b {
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b => out.push(b),
+            }
+        }
+        out.extend_from_slice(&buf[body.len()..]);
+        self.0.write_all(&out)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
 /// [`shown_bytes`]'s rule for JSON printed to a terminal: serde_json escapes C0 controls but writes DEL,
 /// C1 controls and the bidi and separator controls raw. Those can stand only inside strings, where
 /// `\uXXXX` is the same character to a JSON reader and inert to a terminal.
@@ -219,6 +316,38 @@ mod tests {
             shown_message(&"y".repeat(2000)).len(),
             1024 + "…(2000 bytes)".len()
         );
+    }
+
+    #[test]
+    fn paths_are_escaped_bytes_cut_in_the_middle() {
+        use std::os::unix::ffi::OsStrExt;
+        let p = std::path::Path::new(std::ffi::OsStr::from_bytes(b"/tmp/x\xff\n.yml"));
+        assert_eq!(path(p), "/tmp/x\\xff\\n.yml");
+        let long = format!("/{}/{}.yml", "d".repeat(5000), "é".repeat(100));
+        let shown = path(std::path::Path::new(&long));
+        assert!(shown.len() < PATH_BYTES + 40, "{shown}");
+        assert!(
+            shown.starts_with("/ddd") && shown.ends_with("éé.yml"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains(&format!("of {} bytes cut)", long.len())),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn segments_one_line_and_log_lines_never_let_a_value_start_a_line() {
+        assert_eq!(segment("pg-meta_1"), "pg-meta_1");
+        assert_eq!(segment("x\nnext: y"), "\"x\\nnext: y\"");
+        assert_eq!(segment(""), "\"\"");
+        assert!(segment(&"g".repeat(1000)).len() < VALUE_BYTES + 20);
+        assert_eq!(one_line("a\nnext: b\r"), "a\\nnext: b\\r");
+        use std::io::Write;
+        let mut w = LogLines(Vec::new());
+        w.write_all(b"INFO x\nFORGED\n").unwrap();
+        w.write_all(b"INFO plain\n").unwrap();
+        assert_eq!(w.0, b"INFO x\\nFORGED\nINFO plain\n");
     }
 
     #[test]

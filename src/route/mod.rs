@@ -94,9 +94,10 @@ pub fn uninstall_here() -> Result<(), String> {
     };
     let (res, out) = run_quiet(&cmd);
     res.map(drop).map_err(|e| {
+        use crate::output::text::one_line;
         let mut lines = out;
-        lines.push(format!("error: {}", e.message));
-        lines.push(format!("next: {}", e.next));
+        lines.push(format!("error: {}", one_line(&e.message)));
+        lines.push(format!("next: {}", one_line(&e.next)));
         lines.join("\n")
     })
 }

@@ -83,15 +83,15 @@ fn store_file(
 ) -> Result<Option<u32>, AppError> {
     let (set, input, info) = input::read_as(file, zone, reading)?;
     for note in &info.notes {
-        tracing::info!(file = %file.display(), "{note}");
+        tracing::info!(file = %crate::output::text::path(file), "{note}");
     }
     match dir.commit(set, ttl, negative_ttl, input, false)? {
         Outcome::Stored { generation, .. } => {
-            tracing::info!(serial = generation.serial, file = %file.display(), "stored a new generation");
+            tracing::info!(serial = generation.serial, file = %crate::output::text::path(file), "stored a new generation");
             Ok(Some(generation.serial))
         }
         Outcome::Unchanged { serial } => {
-            tracing::info!(serial, file = %file.display(), "records unchanged");
+            tracing::info!(serial, file = %crate::output::text::path(file), "records unchanged");
             Ok(None)
         }
         Outcome::WouldStore { .. } => Ok(None),
@@ -318,7 +318,7 @@ async fn load_newest(zone: &Zone, dir: StateDir) -> Result<(Arc<Served>, Arc<Sta
         let _ = tokio::task::spawn_blocking(move || live.refresh(&dir)).await;
     }
     if live.serial() == 0 {
-        tracing::warn!(state_dir = %dir.root().display(), zone = %zone, "no generation yet: serving only the apex (SOA serial 0, NS), NXDOMAIN below it; run pigsty-dns load");
+        tracing::warn!(state_dir = %crate::output::text::path(dir.root()), zone = %zone, "no generation yet: serving only the apex (SOA serial 0, NS), NXDOMAIN below it; run pigsty-dns load");
     }
     Ok((live, dir))
 }
@@ -441,7 +441,7 @@ impl Wake {
             Err(e) => {
                 tracing::warn!(
                     "cannot watch {}: {e}; rescanning every {} s instead",
-                    dir.generations_dir().display(),
+                    crate::output::text::path(&dir.generations_dir()),
                     RESCAN.as_secs()
                 );
                 None
@@ -452,7 +452,10 @@ impl Wake {
             let parent = f.parent()?.to_path_buf();
             reload::watch_dir(&parent, Some(f.clone()), follow_tx.clone())
                 .map_err(|e| {
-                    tracing::warn!("cannot watch {}: {e}; polling it instead", f.display())
+                    tracing::warn!(
+                        "cannot watch {}: {e}; polling it instead",
+                        crate::output::text::path(f)
+                    )
                 })
                 .ok()
         });
@@ -483,6 +486,7 @@ async fn refresh_loop(
     let mut flush = tokio::time::interval(COUNTER_FLUSH);
     let mut last_file = None;
     let mut last_pass = tokio::time::Instant::now();
+    let mut budget = super::pass_budget::PassBudget::default();
     loop {
         let mut follow_due = false;
         let mut by_event = false;
@@ -494,14 +498,20 @@ async fn refresh_loop(
             _ = wake.follow_rx.recv() => { follow_due = true; by_event = true; }
             _ = tick.tick() => follow_due = true,
         }
-        // File events start a pass no sooner than PASS_GAP after the last one ended: a flood of
-        // events costs a bounded number of passes, whatever its rate.
+        // File events start a pass at once while the pass budget lasts, then no sooner than
+        // PASS_GAP after the last one ended: a flood of events costs a bounded number of passes,
+        // whatever its rate, and a single change does not wait.
         if by_event {
-            tokio::select! {
-                _ = stop_rx.changed() => break,
-                _ = tokio::time::sleep_until(last_pass + reload::PASS_GAP) => {}
+            let now = std::time::Instant::now();
+            let at = budget.start_at(now, last_pass.into_std());
+            if at > now {
+                tokio::select! {
+                    _ = stop_rx.changed() => break,
+                    _ = tokio::time::sleep_until(tokio::time::Instant::from_std(at)) => {}
+                }
             }
         }
+        budget.started(std::time::Instant::now());
         // Coalesce what is pending (one wake per source at most) into this pass: a store is one
         // event that counts (the link of a complete, fsynced file; its temporary name is ignored),
         // so the first event already names a file that can be served. Events of a burst that
@@ -576,7 +586,7 @@ impl FollowOpts {
             Err(e) => {
                 let msg = format!(
                     "followed file {} not loaded: {}; still serving serial {}",
-                    file.display(),
+                    crate::output::text::path(file),
                     e.message,
                     live.serial()
                 );

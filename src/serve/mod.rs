@@ -8,6 +8,7 @@
 pub mod answer;
 pub mod daemon;
 pub mod net;
+pub mod pass_budget;
 pub mod reload;
 mod sd_notify;
 pub(crate) mod transfer;

@@ -138,7 +138,7 @@ impl Served {
                         serial = g.serial,
                         records = g.records.len(),
                         record_digest = %g.record_digest,
-                        file = %path.display(),
+                        file = %crate::output::text::path(&path),
                         "serving generation"
                     );
                     if let Ok(mut i) = self.info.lock() {
@@ -154,7 +154,7 @@ impl Served {
                 Err(why) => {
                     let msg = crate::output::text::bound(format!(
                         "generation {serial} ({}) {why}; still serving serial {current}",
-                        path.display()
+                        crate::output::text::path(&path)
                     ));
                     tracing::warn!("{msg}");
                     refused.get_or_insert_with(|| msg.clone());
@@ -261,10 +261,9 @@ pub fn watch_dir(
     Ok(w)
 }
 
-/// The least time between the end of one pass and the start of the next one woken by file events:
-/// under a flood of events the server makes at most about 1/PASS_GAP passes a second instead of one
-/// per burst, and a single store still goes live at once (the first event after a quiet spell is
-/// served without waiting).
+/// The least time between the end of one pass and the start of the next one woken by file events,
+/// once the pass budget is spent (`serve::pass_budget`): under a flood of events the server makes at
+/// most about 1/PASS_GAP passes a second (plus the budget) instead of one per burst.
 pub const PASS_GAP: Duration = Duration::from_millis(50);
 
 /// How often the generations directory is rescanned even without events (the bound is 5 s).

@@ -125,11 +125,18 @@ pub struct StateDir {
 
 /// A directory we keep state in must be ours and writable by no one else.
 fn check_dir(path: &Path) -> Result<(), StoreError> {
-    let m = fs::symlink_metadata(path)
-        .map_err(|e| StoreError::io(format!("cannot read {}", path.display()), e))?;
+    let m = fs::symlink_metadata(path).map_err(|e| {
+        StoreError::io(
+            format!("cannot read {}", crate::output::text::path(path)),
+            e,
+        )
+    })?;
     if !m.is_dir() {
         return Err(StoreError::Integrity {
-            message: format!("state directory {} is not a directory", path.display()),
+            message: format!(
+                "state directory {} is not a directory",
+                crate::output::text::path(path)
+            ),
             next: "give --state-dir a directory of your own".into(),
         });
     }
@@ -137,7 +144,7 @@ fn check_dir(path: &Path) -> Result<(), StoreError> {
         return Err(StoreError::Integrity {
             message: format!(
                 "state directory {} is owned by uid {}, not by you (uid {})",
-                path.display(),
+                crate::output::text::path(path),
                 m.uid(),
                 euid()
             ),
@@ -148,7 +155,7 @@ fn check_dir(path: &Path) -> Result<(), StoreError> {
         return Err(StoreError::Integrity {
             message: format!(
                 "state directory {} has mode {:o}: others can write to it",
-                path.display(),
+                crate::output::text::path(path),
                 m.mode() & 0o7777
             ),
             next: format!(
@@ -167,7 +174,10 @@ impl StateDir {
         if create {
             if let Some(parent) = root.parent().filter(|p| !p.as_os_str().is_empty()) {
                 fs::create_dir_all(parent).map_err(|e| {
-                    StoreError::io(format!("cannot create {}", parent.display()), e)
+                    StoreError::io(
+                        format!("cannot create {}", crate::output::text::path(parent)),
+                        e,
+                    )
                 })?;
             }
             for dir in [root, gens.as_path()] {
@@ -176,7 +186,7 @@ impl StateDir {
                     Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                     Err(e) => {
                         return Err(StoreError::io(
-                            format!("cannot create {}", dir.display()),
+                            format!("cannot create {}", crate::output::text::path(dir)),
                             e,
                         ));
                     }
@@ -225,11 +235,20 @@ impl StateDir {
         let rd = match fs::read_dir(&dir) {
             Ok(rd) => rd,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
-            Err(e) => return Err(StoreError::io(format!("cannot list {}", dir.display()), e)),
+            Err(e) => {
+                return Err(StoreError::io(
+                    format!("cannot list {}", crate::output::text::path(&dir)),
+                    e,
+                ));
+            }
         };
         for item in rd {
-            let item =
-                item.map_err(|e| StoreError::io(format!("cannot list {}", dir.display()), e))?;
+            let item = item.map_err(|e| {
+                StoreError::io(
+                    format!("cannot list {}", crate::output::text::path(&dir)),
+                    e,
+                )
+            })?;
             if let Some((serial, _)) = item.file_name().to_str().and_then(parse_file_name) {
                 out.push((serial, item.path()));
             }
@@ -282,8 +301,12 @@ impl StateDir {
         // moment before calling the state dir busy.
         let deadline = Instant::now() + SERVER_LOCK_WAIT;
         let taken = loop {
-            let taken = try_lock(&f)
-                .map_err(|e| StoreError::io(format!("cannot lock {}", path.display()), e))?;
+            let taken = try_lock(&f).map_err(|e| {
+                StoreError::io(
+                    format!("cannot lock {}", crate::output::text::path(&path)),
+                    e,
+                )
+            })?;
             if taken || Instant::now() >= deadline {
                 break taken;
             }
@@ -299,7 +322,10 @@ impl StateDir {
                 format!("pigsty-dns serve (pid {holder})")
             };
             return Err(StoreError::Busy {
-                message: format!("{who} is already serving from {}", self.root.display()),
+                message: format!(
+                    "{who} is already serving from {}",
+                    crate::output::text::path(&self.root)
+                ),
                 next: "stop that server first, or give this one its own --state-dir".into(),
             });
         }
@@ -434,9 +460,9 @@ impl StateDir {
         }
         write_new(&final_path, &bytes, 0o600).map_err(|e| {
             let what = if e.action == "sync" {
-                format!("cannot sync {}", e.path.display())
+                format!("cannot sync {}", crate::output::text::path(&e.path))
             } else {
-                format!("cannot store {}", final_path.display())
+                format!("cannot store {}", crate::output::text::path(&final_path))
             };
             StoreError::io(what, e.source)
         })?;
@@ -468,16 +494,19 @@ impl StateDir {
         let f = open_lock_file(&path)?;
         let start = Instant::now();
         loop {
-            if try_lock(&f)
-                .map_err(|e| StoreError::io(format!("cannot lock {}", path.display()), e))?
-            {
+            if try_lock(&f).map_err(|e| {
+                StoreError::io(
+                    format!("cannot lock {}", crate::output::text::path(&path)),
+                    e,
+                )
+            })? {
                 return Ok(f);
             }
             if start.elapsed() > LOCK_WAIT {
                 return Err(StoreError::Busy {
                     message: format!(
                         "another pigsty-dns load has held {} for {} s",
-                        path.display(),
+                        crate::output::text::path(&path),
                         LOCK_WAIT.as_secs()
                     ),
                     next: "wait for the other load to finish, then run this again".into(),
@@ -497,7 +526,12 @@ fn open_lock_file(path: &Path) -> Result<File, StoreError> {
         .truncate(false)
         .mode(0o600)
         .open(path)
-        .map_err(|e| StoreError::io(format!("cannot open {}", path.display()), e))
+        .map_err(|e| {
+            StoreError::io(
+                format!("cannot open {}", crate::output::text::path(path)),
+                e,
+            )
+        })
 }
 
 pub fn file_name(serial: u32, self_digest: &str) -> String {

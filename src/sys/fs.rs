@@ -21,7 +21,7 @@ impl fmt::Display for FsError {
             f,
             "cannot {} {}: {}",
             self.action,
-            self.path.display(),
+            crate::output::text::path(&self.path),
             self.source
         )
     }

@@ -571,6 +571,11 @@ fn what_ansible_reads_otherwise_is_refused() {
         &one("pg_dns_suffix: no"),
         &["all.children.pg-x.vars.pg_dns_suffix", "\"no\"", "YAML 1.1"],
     );
+    // Quoted, both read the string; the reader keeps no quotes, so it is refused too, and the
+    // message says so rather than claim Ansible reads a boolean.
+    let r = refused(&one("pg_dns_suffix: 'yes'"), &["\"yes\"", "written plain"]);
+    assert!(r.stderr.contains("quoted"), "{}", r.stderr);
+    assert!(!r.stderr.contains("\" ,"), "{}", r.stderr);
     refused(
         &one("").replace("pg_seq: 2,", "pg_seq: 010,"),
         &["pg_seq", "\"010\""],

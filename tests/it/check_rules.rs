@@ -806,3 +806,63 @@ fn check_shows_the_reverse_zone_and_the_canonical_names() {
         "no names served there"
     );
 }
+
+#[test]
+fn an_xn_label_that_is_not_punycode_is_refused() {
+    refused(
+        "all:\n  hosts: {10.10.10.10: {nodename: xn--zz}}\n",
+        &["xn--zz", "not valid punycode"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {vm_alias: [a.xn--zz]}}\n",
+        &["xn--zz", "not valid punycode"],
+    );
+    let r = check_text("all:\n  hosts: {10.10.10.10: {vm_alias: [xn--mnchen-3ya]}}\n");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("xn--mnchen-3ya.pigsty.test"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn tags_that_change_a_value_or_that_ansible_cannot_read_are_refused_naming_the_tag() {
+    // Ansible reads a !vault value as encrypted, never as the text after the tag.
+    refused(
+        "all:\n  hosts: {10.10.10.10: {nodename: !vault meta}}\n",
+        &["nodename", "!vault (encrypted) value"],
+    );
+    refused(
+        "all:\n  hosts: !!seq {10.10.10.10: {nodename: meta}}\n",
+        &["\"!!seq\" on a mapping"],
+    );
+    refused(
+        "all:\n  hosts: {10.10.10.10: {nodename: !foo meta}}\n",
+        &["\"!foo\"", "Ansible cannot read"],
+    );
+    // A vault value the view does not read is no matter; !!str and !unsafe keep the text.
+    let r = check_text(
+        "all:\n  hosts: {10.10.10.10: {nodename: !!str meta, vm_alias: [!unsafe m], secret: !vault x}}\n",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("meta.pigsty.test") && r.stdout.contains("m.pigsty.test"));
+}
+
+#[test]
+fn a_valid_file_past_the_readers_limit_says_which_limit_not_invalid_yaml() {
+    let mut text = String::from("all:\n  hosts:\n");
+    for i in 0..100_000u32 {
+        let (b, c) = (i / 256 % 256, i % 256);
+        text.push_str(&format!(
+            "    10.{}.{b}.{c}: {{nodename: n{i}}}\n",
+            10 + i / 65_536
+        ));
+    }
+    let r = refused(
+        &text,
+        &["is past a limit of the YAML reader", "at most 400000"],
+    );
+    assert!(!r.stderr.contains("not valid YAML"), "{}", r.stderr);
+    assert!(r.stderr.contains("next: split the hosts"), "{}", r.stderr);
+}

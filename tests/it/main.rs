@@ -5,6 +5,9 @@
 
 mod util;
 
+mod check_args_bytes;
+mod check_forged_lines;
+mod check_line_length;
 mod check_pigsty;
 mod check_pigsty_stock;
 mod check_rules;
@@ -12,6 +15,7 @@ mod debian_scripts;
 mod default_port;
 mod differential;
 mod import_circles;
+mod line_gate;
 mod packaging;
 mod pigsty_ansible;
 mod rfc_probes;

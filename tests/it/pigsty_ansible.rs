@@ -328,3 +328,112 @@ fn every_variable_the_view_reads_is_ansibles_or_the_file_is_refused() {
     );
     assert!(read < results.len(), "nothing refused");
 }
+
+/// A tree of `depth` nested groups (random names) with a host in each, whose deepest group takes as
+/// a child one of its ancestors, itself, or `all`: Ansible refuses each ("recursive dependency loop",
+/// "can't add group to itself").
+fn looped(seed: u64) -> String {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let depth = 1 + rng.below(5);
+    let names: Vec<String> = (0..depth)
+        .map(|i| format!("g{i}x{}", rng.below(100)))
+        .collect();
+    let mut out = String::from("all:\n  children:\n");
+    let mut pad = String::from("    ");
+    for (i, n) in names.iter().enumerate() {
+        out.push_str(&format!(
+            "{pad}{n}:\n{pad}  hosts: {{10.10.10.{}: {{}}}}\n",
+            10 + i
+        ));
+        out.push_str(&format!("{pad}  children:\n"));
+        pad.push_str("    ");
+    }
+    let back = match rng.below(depth + 1) {
+        0 => "all".to_string(),
+        k => names[k - 1].clone(),
+    };
+    out.push_str(&format!("{pad}{back}: {{}}\n"));
+    out
+}
+
+#[test]
+fn loops_of_groups_and_all_as_a_child_are_refused_as_ansible_refuses_them() {
+    if !e2e() {
+        eprintln!("skipped: set PIGSTY_DNS_E2E=1 (needs ansible-core)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for seed in 0..24 {
+        let text = looped(seed);
+        let file = dir.path().join(format!("loop-{seed}.yml"));
+        std::fs::write(&file, &text).unwrap();
+        let theirs = ansible(&file);
+        assert!(theirs.is_err(), "Ansible read it:\n{text}");
+        assert!(
+            merged_vars(&text).is_err(),
+            "the host-access view read it:\n{text}"
+        );
+        let r = crate::util::run(&["check", "--identity-only", file.to_str().unwrap()]);
+        assert_eq!(
+            r.code, 8,
+            "the projection view read it:\n{text}\n{}",
+            r.stdout
+        );
+        let line = r.error_line();
+        assert!(
+            [
+                "recursive dependency loop",
+                "child of itself",
+                "group all under"
+            ]
+            .iter()
+            .any(|w| line.contains(w)),
+            "{line}"
+        );
+    }
+}
+
+/// Tags, generated: on a value the view reads or on a collection, `!!seq`/`!!map` on the other kind,
+/// an unknown local tag, `!vault`. Ansible refuses the file or reads no plain value there; so do we.
+#[test]
+fn tags_are_refused_where_ansible_refuses_them_or_reads_no_plain_value() {
+    if !e2e() {
+        eprintln!("skipped: set PIGSTY_DNS_E2E=1 (needs ansible-core)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0x5eed);
+    // Keys the projection view (what `check` reads this file as) reads.
+    let keys = ["nodename", "vm_alias"];
+    for case in 0..16 {
+        let key = keys[rng.below(keys.len())];
+        let (tagged, plain_refusal) = match rng.below(4) {
+            0 => (format!("{key}: !vault v1"), false),
+            1 => (format!("{key}: !x{case} v1"), true),
+            2 => (format!("{key}: !!seq {{a: 1}}"), true),
+            _ => (format!("{key}: !!map [a]"), true),
+        };
+        let text = format!(
+            "all:\n  children:\n    g{case}:\n      hosts: {{10.10.10.10: {{{tagged}}}}}\n"
+        );
+        let file = dir.path().join(format!("tag-{case}.yml"));
+        std::fs::write(&file, &text).unwrap();
+        match ansible(&file) {
+            Err(_) => assert!(
+                plain_refusal,
+                "Ansible refused what we expected it to read:\n{text}"
+            ),
+            // Read: the value is Ansible's encrypted object, not the text.
+            Ok(o) => {
+                let vars = &o["10.10.10.10"].1;
+                assert!(
+                    vars.get(key)
+                        .is_none_or(|v| v.get("__ansible_vault").is_some()),
+                    "{text}\n{vars:?}"
+                );
+            }
+        }
+        let r = crate::util::run(&["check", file.to_str().unwrap()]);
+        assert_eq!(r.code, 8, "we read it:\n{text}\n{}", r.stdout);
+    }
+}

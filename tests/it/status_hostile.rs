@@ -170,7 +170,7 @@ fn group_keys_with_escapes_reach_the_source_column_inert() {
     assert_inert("check", &r.stdout);
     assert!(
         r.stdout
-            .contains("all.children.\\u{1b}]0;OWNED\\u{7}\\u{1b}[31mgrp\\u{9b}.hosts"),
+            .contains("all.children.\"\\u{1b}]0;OWNED\\u{7}\\u{1b}[31mgrp\\u{9b}\".hosts"),
         "{}",
         r.stdout
     );

@@ -77,7 +77,11 @@ pub fn man(dir: &Path) -> Result<Report, AppError> {
         write_atomic(&path, roff, &opts).map_err(|e| {
             AppError::new(
                 Class::Runtime,
-                format!("cannot write {}: {}", path.display(), e.source),
+                format!(
+                    "cannot write {}: {}",
+                    pigsty_dns::output::text::path(&path),
+                    e.source
+                ),
                 "give a writable directory: pigsty-dns man DIR",
             )
         })?;
@@ -85,7 +89,7 @@ pub fn man(dir: &Path) -> Result<Report, AppError> {
     }
     let text: String = written
         .iter()
-        .map(|p| format!("wrote {}\n", p.display()))
+        .map(|p| format!("wrote {}\n", pigsty_dns::output::text::path(p)))
         .collect();
     Ok(Report::new(
         text,

@@ -44,7 +44,9 @@ pub fn fold_host_name(raw: &str) -> Result<String, NameError> {
 pub fn check_host_name(raw: &str) -> Result<(), NameError> {
     // One pass over the bytes for the names that pass (all of them, at 100,000 a file); the rules
     // below, one by one, say what is wrong with any other.
-    if is_ldh_name(raw.as_bytes()) {
+    // A name with an `xn--` in it takes the long way, where its A-labels are decoded.
+    let b = raw.as_bytes();
+    if is_ldh_name(b) && !b.windows(4).any(|w| w.eq_ignore_ascii_case(b"xn--")) {
         return Ok(());
     }
     explain_host_name(raw)
@@ -175,6 +177,20 @@ fn check_label(name: &str, label: &str) -> Result<(), NameError> {
             name,
             format!(
                 "has the label {}, which starts or ends with \"-\"",
+                quote(label)
+            ),
+        ));
+    }
+    // An A-label claims to encode an international name: one that does not (`xn--zz`) is refused,
+    // as IDNA-aware resolvers and browsers refuse it.
+    if label.len() > 4
+        && label[..4].eq_ignore_ascii_case("xn--")
+        && !crate::dns::punycode::is_a_label(&label[4..])
+    {
+        return Err(refuse(
+            name,
+            format!(
+                "has the label {}, which starts with xn-- but is not valid punycode",
                 quote(label)
             ),
         ));

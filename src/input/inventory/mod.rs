@@ -46,7 +46,13 @@ impl std::fmt::Display for InputError {
         if self.at.is_empty() {
             f.write_str(&self.message)
         } else {
-            write!(f, "{}: {}", self.at, self.message)
+            // The place cut in the middle: nested long group names would make it any length.
+            write!(
+                f,
+                "{}: {}",
+                crate::output::text::place(&self.at),
+                self.message
+            )
         }
     }
 }
@@ -164,6 +170,15 @@ fn document(text: &str) -> Result<Yaml, InputError> {
         ));
     }
     let doc = yaml::parse(text).map_err(|e| {
+        if e.contains(yaml::LIMIT) {
+            // Valid YAML, only larger than the reader takes (100,000 hosts with a variable each).
+            return InputError::new(
+                "",
+                format!("is past a limit of the YAML reader: {e}"),
+                "split the hosts into files of fewer values, or list names under vm_hosts (one \
+                 value per name); the limit is fixed",
+            );
+        }
         InputError::new(
             "",
             format!("is not valid YAML: {e}"),
@@ -407,14 +422,21 @@ fn has_template(v: &Yaml) -> bool {
     }
 }
 
+/// The address part of a CIDR as a hint repeats it: bare when it is an address, else quoted (and cut)
+/// like every value from the file, so the hint never writes the author's text raw.
+pub(crate) fn bare_address(addr: &str) -> String {
+    addr.parse::<Ipv4Addr>()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| crate::output::text::quote(addr))
+}
+
 /// Canonical dotted-quad IPv4 only; says exactly what is wrong otherwise (the text follows the quoted value).
 pub fn parse_ipv4(raw: &str) -> Result<Ipv4Addr, String> {
     if let Some((addr, _mask)) = raw.split_once('/') {
-        let bare = addr
-            .parse::<Ipv4Addr>()
-            .map(|a| a.to_string())
-            .unwrap_or_else(|_| addr.to_string());
-        return Err(format!("is a CIDR; give the bare address {bare}"));
+        return Err(format!(
+            "is a CIDR; give the bare address {}",
+            bare_address(addr)
+        ));
     }
     if raw.parse::<std::net::Ipv6Addr>().is_ok() {
         return Err("is an IPv6 address; only IPv4 addresses are served".into());

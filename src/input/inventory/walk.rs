@@ -6,7 +6,7 @@ use std::net::Ipv4Addr;
 
 use super::{HOST_DEPTH, InputError, parse_ipv4};
 use crate::input::yaml::{self, Yaml};
-use crate::output::text::quote;
+use crate::output::text::{quote, segment};
 
 /// One layer of variables: a group's `vars` at its depth, or a host's own vars.
 #[derive(Debug, Clone)]
@@ -80,6 +80,42 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
+    /// What Ansible refuses of a child: `all` under a group, a group under itself, and a group under
+    /// its own descendant ("recursive dependency loop"); read as written, the walk would take the
+    /// first two as nothing and the loop as one more level.
+    fn refuse_a_loop(&self, label: &str, place: &str) -> Result<(), InputError> {
+        if label == "all" {
+            return Err(InputError::new(
+                place,
+                "puts the group all under another group; Ansible refuses the file",
+                "remove it: every host is in all already (set its vars under all.vars)",
+            ));
+        }
+        let Some(i) = self.path.iter().position(|g| g == label) else {
+            return Ok(());
+        };
+        if i + 1 == self.path.len() {
+            return Err(InputError::new(
+                place,
+                format!(
+                    "makes the group {} a child of itself; Ansible refuses it (can't add group to itself)",
+                    quote(label)
+                ),
+                "remove the child, or give it a name of its own",
+            ));
+        }
+        let mut lp: Vec<String> = self.path[i..].iter().map(|g| quote(g)).collect();
+        lp.push(quote(label));
+        Err(InputError::new(
+            place,
+            format!(
+                "makes a loop of groups ({}); Ansible refuses it (recursive dependency loop)",
+                crate::output::text::bound(lp.join(" → "))
+            ),
+            "remove the child that names its own ancestor, or rename it",
+        ))
+    }
+
     /// A group's `hosts:` mapping, each host with the layers above it.
     fn hosts(
         &mut self,
@@ -124,18 +160,19 @@ impl<'a> Walk<'a> {
                         Yaml::Str(s) => s.clone(),
                         other => other.to_string(),
                     };
-                    let place = format!("{cpath}.{label}");
+                    let place = format!("{cpath}.{}", segment(&label));
+                    self.refuse_a_loop(&label, &place)?;
                     match self.places.get(&label) {
                         Some(first) if self.repeated.is_none() => {
-                            self.repeated = Some((label.clone(), first.clone(), place));
+                            self.repeated = Some((label.clone(), first.clone(), place.clone()));
                         }
                         Some(_) => {}
                         None => {
-                            self.places.insert(label.clone(), place);
+                            self.places.insert(label.clone(), place.clone());
                         }
                     }
                     self.path.push(label.clone());
-                    let walked = self.group(child, &format!("{cpath}.{label}"), depth + 1, layers);
+                    let walked = self.group(child, &place, depth + 1, layers);
                     self.path.pop();
                     walked?;
                 }
@@ -162,10 +199,11 @@ impl<'a> Walk<'a> {
             Yaml::Str(s) => s.clone(),
             other => other.to_string(),
         };
-        let path = format!("{hpath}[{key_text}]");
+        let path = format!("{hpath}[{}]", segment(&key_text));
         let Yaml::Str(raw) = key else {
             return Err(InputError::new(
                 &path,
+                // Yaml's Display quotes and cuts a string, and shows anything else as written.
                 format!("host key {key} must be an IPv4 address"),
                 "key each host by its address, e.g. 10.10.10.10:",
             ));

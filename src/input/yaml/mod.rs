@@ -17,6 +17,8 @@ pub const MAX_DEPTH: usize = 64;
 /// Nodes a document may expand to, whatever it does with aliases. A 100,000-name projection needs
 /// about 100,000; a full Pigsty inventory a few thousand.
 pub const MAX_NODES: usize = 400_000;
+/// Said by the error of a file past [`MAX_NODES`]: valid YAML, but more than the reader takes.
+pub const LIMIT: &str = "the reader's limit";
 /// Nodes allowed on top of what the document's size could hold without aliases (see [`node_budget`]).
 const ALIAS_SLACK: usize = 16_384;
 /// What anchors and aliases may copy on top of the document's size (see [`copy_budget`]).
@@ -92,8 +94,14 @@ impl Yaml {
             Yaml::Float(..) => "a number",
             Yaml::Str(_) => "a string",
             Yaml::Seq(_) => "a list",
+            Yaml::Map(_) if self.is_vault() => "a !vault (encrypted) value",
             Yaml::Map(_) => "a mapping",
         }
+    }
+
+    /// A `!vault` value (see [`VAULT_KEY`]).
+    pub fn is_vault(&self) -> bool {
+        matches!(self, Yaml::Map(e) if e.len() == 1 && matches!(&e[0].0, Yaml::Str(k) if k == VAULT_KEY))
     }
 
     /// Any string inside this value that contains a template marker.
@@ -122,6 +130,7 @@ impl fmt::Display for Yaml {
             Yaml::Float(x, _) => write!(f, "{x}"),
             Yaml::Str(s) => f.write_str(&crate::output::text::quote(s)),
             Yaml::Seq(_) => f.write_str("[...]"),
+            Yaml::Map(_) if self.is_vault() => f.write_str("a !vault (encrypted) value"),
             Yaml::Map(_) => f.write_str("{...}"),
         }
     }
@@ -289,7 +298,10 @@ impl Builder {
             Event::Scalar(value, style, anchor, tag) => {
                 let merge = style == ScalarStyle::Plain && tag.is_none() && value == "<<";
                 let bytes = value.len();
-                let v = resolve(value, style, tag.as_deref());
+                let v = match tag.as_deref() {
+                    Some(t) if scalar_tag(t)? => vault(value.into_owned()),
+                    t => resolve(value, style, t),
+                };
                 self.take(1)?;
                 if anchor > 0 {
                     // The anchor's copy; the value itself goes into the tree.
@@ -309,8 +321,12 @@ impl Builder {
                 let v = self.anchors[&id].0.clone();
                 self.push(v, size, bytes, false, line)
             }
-            Event::SequenceStart(anchor, _) => self.open(Open::Seq(Vec::new()), anchor),
-            Event::MappingStart(anchor, _) => {
+            Event::SequenceStart(anchor, tag) => {
+                collection_tag(tag.as_deref(), "seq", "a list")?;
+                self.open(Open::Seq(Vec::new()), anchor)
+            }
+            Event::MappingStart(anchor, tag) => {
+                collection_tag(tag.as_deref(), "map", "a mapping")?;
                 let map = Open::Map {
                     entries: Vec::new(),
                     seen: HashMap::new(),
@@ -367,7 +383,8 @@ impl Builder {
     fn take(&mut self, n: usize) -> Result<(), String> {
         if n > self.budget {
             return Err(format!(
-                "expands to too many values (aliases or size); at most {MAX_NODES} are read"
+                "expands to too many values (aliases or size); at most {MAX_NODES} are read, \
+                 {LIMIT} (a host with one variable is 4 values)"
             ));
         }
         self.budget -= n;
@@ -425,6 +442,59 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// The key under which Ansible shows a `!vault` value (`ansible-inventory --list`), and under which the
+/// tree keeps it: a mapping, so every reader that wants a string, a number or a list refuses it.
+pub const VAULT_KEY: &str = "__ansible_vault";
+
+/// A scalar's tag, as Ansible's loader takes it: the core schema's (`!!str`, `!!int`, ...; resolved as
+/// [`resolve`] says) and `!unsafe` (the literal text) keep the value, `!vault` and
+/// `!vault-encrypted` make it an encrypted value (`Ok(true)`), any other tag Ansible cannot construct
+/// and refuses the file.
+fn scalar_tag(t: &Tag) -> Result<bool, String> {
+    if t.is_yaml_core_schema() {
+        return match t.suffix.as_str() {
+            "str" | "null" | "bool" | "int" | "float" => Ok(false),
+            other => Err(format!(
+                "has the tag !!{}, which changes the value; Ansible does not read it as text",
+                crate::output::text::cut(other)
+            )),
+        };
+    }
+    match (t.handle.as_str(), t.suffix.as_str()) {
+        ("!", "unsafe") => Ok(false),
+        ("!", "vault" | "vault-encrypted") => Ok(true),
+        (h, suffix) => Err(format!(
+            "has the tag {}, which Ansible cannot read (it refuses the file)",
+            crate::output::text::quote(&format!("{h}{suffix}"))
+        )),
+    }
+}
+
+/// A collection's tag: none, or the core schema's tag of its own kind; `!!seq` on a mapping (or any
+/// other) is a file Ansible cannot read.
+fn collection_tag(t: Option<&Tag>, own: &str, kind: &str) -> Result<(), String> {
+    match t {
+        None => Ok(()),
+        Some(t) if t.is_yaml_core_schema() && t.suffix == own => Ok(()),
+        Some(t) => {
+            let shown = if t.is_yaml_core_schema() {
+                format!("!!{}", t.suffix)
+            } else {
+                format!("{}{}", t.handle, t.suffix)
+            };
+            Err(format!(
+                "has the tag {} on {kind}; Ansible cannot read the file",
+                crate::output::text::quote(&shown)
+            ))
+        }
+    }
+}
+
+/// A `!vault` scalar as Ansible shows it: `{__ansible_vault: <ciphertext>}`.
+fn vault(text: String) -> Yaml {
+    Yaml::Map(vec![(Yaml::Str(VAULT_KEY.into()), Yaml::Str(text))])
 }
 
 /// YAML 1.2 core schema resolution of a scalar (what serde_yaml did): quoted and block scalars are

@@ -123,7 +123,7 @@ fn now() -> u64 {
 impl Key {
     /// Reads and checks the key file. The error says what is wrong, naming the file.
     pub fn load(path: &Path) -> Result<Key, String> {
-        let shown = path.display();
+        let shown = crate::output::text::path(path);
         let f = OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)

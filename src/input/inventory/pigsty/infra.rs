@@ -216,7 +216,7 @@ fn portal(h: &Found<'_>, out: &mut Out) -> Result<(), InputError> {
             Yaml::Str(s) => s.clone(),
             other => other.to_string(),
         };
-        let at = format!("{}.{name}", v.origin);
+        let at = format!("{}.{}", v.origin, crate::output::text::segment(&name));
         let Yaml::Map(_) = entry else {
             return Err(InputError::new(
                 at,

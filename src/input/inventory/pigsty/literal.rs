@@ -74,8 +74,10 @@ pub(super) fn refuse(
     crate::input::inventory::InputError::new(
         origin,
         format!(
-            "{key} holds {} , which YAML 1.1 (Ansible, which runs Pigsty) reads as {why} and YAML \
-             1.2 (Barn, this reader) may not; the literal view cannot know which Pigsty sees",
+            "{key} holds {}, which YAML 1.1 (Ansible, which runs Pigsty) reads as {why} where it \
+             is written plain, and YAML 1.2 (Barn, this reader) may not; the reader keeps no \
+             quotes, so even a quoted value is refused: the literal view cannot know which \
+             Pigsty sees",
             quote(text)
         ),
         "write the value so both read it alike: true/false for a flag, a plain decimal number, a \

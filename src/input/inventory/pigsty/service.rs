@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 
 use super::{Out, address_of, bool_var, string_var, var};
 use crate::input::inventory::walk::Found;
-use crate::input::inventory::{Category, InputError};
+use crate::input::inventory::{Category, InputError, bare_address};
 use crate::input::yaml::Yaml;
 use crate::output::text::quote;
 
@@ -187,7 +187,7 @@ fn cluster_record(
                     ),
                     format!(
                         "write the bare address: pg_dns_target: {}",
-                        adhoc.split('/').next().unwrap_or_default()
+                        bare_address(adhoc.split('/').next().unwrap_or_default())
                     ),
                 ));
             }
