@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::dns::name::Zone;
+use crate::dns::name::{Zone, Zones};
 use crate::input::inventory::InputError;
 use crate::store::StoreError;
 
@@ -108,6 +108,24 @@ impl From<StoreError> for AppError {
             StoreError::Io { message, next } => AppError::new(Class::Runtime, message, next),
         }
     }
+}
+
+/// The `--zone` values (repeated, or listed in the environment variable), checked as a set (exit 2
+/// when one is not a zone name, or the set is refused: see [`Zones::parse`]).
+pub fn zones_arg<S: AsRef<str>>(raw: &[S]) -> Result<Zones, AppError> {
+    Zones::parse(raw).map_err(|e| {
+        AppError::new(
+            Class::Usage,
+            format!("--zone {e}"),
+            format!(
+                "give zones such as --zone {} --zone {} (or {}={})",
+                crate::defaults::ZONES[0],
+                crate::defaults::ZONES[1],
+                crate::defaults::ENV_ZONE,
+                crate::defaults::ZONES.join(",")
+            ),
+        )
+    })
 }
 
 /// A `--zone` value, checked (exit 2 when it is not a zone name).

@@ -13,7 +13,7 @@ use clap::Parser;
 use args::{Cli, Command, LoadArgs, LogFormat, ServeArgs};
 use pigsty_dns::commands::{self, LoadOptions};
 use pigsty_dns::defaults::ENV_LOG;
-use pigsty_dns::error::{AppError, Class, zone_arg};
+use pigsty_dns::error::{AppError, Class, zones_arg};
 use pigsty_dns::input::inventory::Reading;
 use pigsty_dns::output::{Report, to_json};
 use pigsty_dns::serve::daemon::{self, ServeOptions};
@@ -28,7 +28,7 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             entry,
         } => commands::check::run(
             file,
-            &zone_arg(zone)?,
+            &zones_arg(zone)?,
             reading(*identity_only, entry.as_deref()),
         ),
         Command::Load(a) => load(a),
@@ -39,12 +39,13 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             state,
         } => {
             let root = store::resolve(state.state_dir.as_deref())?;
-            commands::status::run(&root, *server, &zone_arg(zone)?)
+            commands::status::run(&root, *server, &zones_arg(zone)?)
         }
         Command::Export {
             serial,
             format,
             zone_of,
+            zone,
             output,
             state,
         } => commands::export::run(
@@ -52,6 +53,7 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             *serial,
             *format,
             *zone_of,
+            zone.as_deref(),
             output.as_deref(),
         ),
         Command::History { state } => commands::history::run(state.state_dir.as_deref()),
@@ -71,7 +73,7 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
 fn load(a: &LoadArgs) -> Result<Report, AppError> {
     commands::load::run(&LoadOptions {
         path: &a.file,
-        zone: &zone_arg(&a.zone)?,
+        zone: &zones_arg(&a.zone)?,
         state_dir: a.state.state_dir.as_deref(),
         ttl: a.ttl,
         negative_ttl: a.negative_ttl,
@@ -94,7 +96,7 @@ fn reading(identity_only: bool, entry: Option<&str>) -> Reading {
 
 /// `serve`: logging on, then the daemon until it stops.
 fn serve(a: &ServeArgs) -> Result<Report, AppError> {
-    let zone = zone_arg(&a.zone)?;
+    let zone = zones_arg(&a.zone)?;
     init_logging(a.log_format);
     daemon::run(ServeOptions {
         listen: a.listen.clone(),

@@ -12,7 +12,7 @@ use arc_swap::ArcSwap;
 use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
-use crate::dns::name::Zone;
+use crate::dns::name::Zones;
 use crate::store::{self, StateDir};
 use crate::zone::generation::Generation;
 use crate::zone::view::{ZoneView, ZoneViewError};
@@ -43,9 +43,10 @@ pub struct LiveInfo {
     pub last_error: Option<LastError>,
 }
 
-/// The served zone and what is known about it; shared by the server, the watcher and the status writer.
+/// The served zones and what is known about them; shared by the server, the watcher and the status
+/// writer.
 pub struct Live {
-    pub zone: Zone,
+    pub zone: Zones,
     pub view: Arc<ArcSwap<ZoneView>>,
     pub info: Mutex<LiveInfo>,
     /// Files already found bad, by (size and inode, ctime): not read again until they change.
@@ -59,7 +60,7 @@ pub enum Refresh {
 }
 
 impl Live {
-    pub fn new(zone: Zone) -> Result<Live, ZoneViewError> {
+    pub fn new(zone: Zones) -> Result<Live, ZoneViewError> {
         Ok(Live {
             view: Arc::new(ArcSwap::from_pointee(ZoneView::empty(zone.clone())?)),
             zone,
@@ -173,13 +174,20 @@ impl Live {
         checked: Result<Generation, String>,
     ) -> Result<(Generation, ZoneView), String> {
         let g = checked?;
-        if g.zone != self.zone.as_str() {
+        let sealed = g.served_zones()?;
+        // A generation of fewer zones is served (its names; the other zones' apexes only): the one
+        // zone of a state dir written before zone sets keeps serving until the next load. Its first
+        // zone must be the server's, or a single label would mean another name.
+        if sealed.first() != self.zone.first()
+            || sealed.iter().any(|z| !self.zone.iter().any(|s| s == z))
+        {
             return Err(format!(
-                "is sealed for zone {}, and this server serves {} (--zone)",
-                g.zone, self.zone
+                "is sealed for {} {sealed}, and this server serves {} (--zone)",
+                if sealed.len() > 1 { "zones" } else { "zone" },
+                self.zone
             ));
         }
-        let view = ZoneView::from_generation(&g).map_err(|e| e.to_string())?;
+        let view = ZoneView::from_generation_in(&g, &self.zone).map_err(|e| e.to_string())?;
         Ok((g, view))
     }
 }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::cli::StatusArgs;
 use super::host::{Host, Manager, state_dir};
 use super::{launchd, ports, systemd};
-use crate::error::{AppError, Class, zone_arg};
+use crate::error::{AppError, Class, zones_arg};
 use crate::output::{FORMAT, Report};
 
 /// One line and the JSON of what the service manager says of the unit, and whether it runs.
@@ -19,7 +19,7 @@ struct UnitReport {
 pub fn status(host: &mut Host<'_>, a: &StatusArgs) -> Result<Report, AppError> {
     let c = &a.common;
     host.check_system_flag(c)?;
-    let zone = zone_arg(&c.zone)?;
+    let zone = zones_arg(&c.zone)?;
     let dir = state_dir(c)?.path;
     let path = host.unit_file(c.system).path;
     let unit = match host.manager() {

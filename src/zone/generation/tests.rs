@@ -8,7 +8,7 @@ fn sample() -> Generation {
         sources: vec!["t".into()],
     };
     let set = RecordSet {
-        zone,
+        zones: zone.into(),
         records: vec![
             rec("a.b.pigsty.test", [10, 10, 10, 11]),
             rec("meta.pigsty.test", [10, 10, 10, 10]),
