@@ -28,6 +28,7 @@ mod serve_rules;
 mod serve_tcp_clients;
 mod serve_tcp_evict;
 mod serve_udp_burst;
+mod serve_zones;
 mod service_lifecycle;
 mod service_units;
 mod status_golden;

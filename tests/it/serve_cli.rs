@@ -14,9 +14,9 @@ use hickory_proto::op::{Message, Query, ResponseCode};
 use hickory_proto::rr::{Name, RData, RecordType};
 
 /// A `serve` child that is killed (by PID) when dropped, so no test leaves a server behind.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
 }
 
 impl Drop for Server {
@@ -44,7 +44,7 @@ fn spawn(state: &Path, extra: &[&str]) -> Child {
 }
 
 /// Starts `serve` and waits (bounded) until its status file names a pid of this child and an address.
-fn start(state: &Path, extra: &[&str]) -> Server {
+pub(crate) fn start(state: &Path, extra: &[&str]) -> Server {
     let mut child = spawn(state, extra);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -70,12 +70,12 @@ fn start(state: &Path, extra: &[&str]) -> Server {
     }
 }
 
-fn status_file(state: &Path) -> Option<serde_json::Value> {
+pub(crate) fn status_file(state: &Path) -> Option<serde_json::Value> {
     serde_json::from_slice(&fs::read(state.join("status.json")).ok()?).ok()
 }
 
 /// One UDP query with hickory's codec; `None` on timeout.
-fn ask(addr: SocketAddr, name: &str, rtype: RecordType) -> Option<Message> {
+pub(crate) fn ask(addr: SocketAddr, name: &str, rtype: RecordType) -> Option<Message> {
     let sock = UdpSocket::bind(if addr.is_ipv6() {
         "[::1]:0"
     } else {
@@ -102,7 +102,7 @@ fn rand_id() -> u16 {
         % 65_536) as u16
 }
 
-fn soa_serial(addr: SocketAddr) -> u32 {
+pub(crate) fn soa_serial(addr: SocketAddr) -> u32 {
     let m = ask(addr, "pigsty.test.", RecordType::SOA).expect("SOA answer");
     m.answers
         .iter()
