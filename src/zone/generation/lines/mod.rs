@@ -134,7 +134,7 @@ fn is_index(d: &str) -> bool {
 #[derive(Clone, Copy)]
 pub(super) struct Origin<'a> {
     zone: &'a str,
-    /// Every served zone when there are several (the first is `zone`), else empty.
+    /// Every served zone when there are several (the first is `zone` in a checked file), else empty.
     zones: &'a [String],
 }
 
@@ -147,8 +147,7 @@ impl<'a> Origin<'a> {
     fn in_other_zone(&self, full: &str) -> bool {
         self.zones
             .iter()
-            .skip(1)
-            .any(|z| crate::dns::name::in_zone(full, z))
+            .any(|z| z != self.zone && crate::dns::name::in_zone(full, z))
     }
 }
 

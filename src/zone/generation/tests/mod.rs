@@ -464,3 +464,6 @@ fn format_1_files_still_decode_and_re_encode_byte_for_byte() {
             .contains("format 2")
     );
 }
+
+/// Generations of several zones.
+mod zones;
