@@ -41,3 +41,4 @@ mod transfer_forged;
 mod transfer_forged_secondaries;
 mod transfer_readers;
 mod transfer_tsig;
+mod transfer_zones;
