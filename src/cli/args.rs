@@ -18,7 +18,7 @@ use pigsty_dns::route::RouteCommand;
     name = "pigsty-dns",
     // the version, and the commit when built from git (build.rs)
     version = env!("PIGSTY_DNS_VERSION"),
-    about = "Authoritative DNS for the pigsty.test sandbox zone on loopback"
+    about = "Authoritative DNS for the sandbox zones (pigsty.test, pigsty) on loopback"
 )]
 pub struct Cli {
     /// Machine-readable output (and errors as {"error", "message", "next"}).

@@ -14,8 +14,14 @@ use crate::output::{FORMAT, Object, Report};
 use crate::zone::generation::Generation;
 
 /// `check FILE`: validate only; print what would be served and what not. Writes nothing.
-pub fn run(path: &Path, zone: &Zones, reading: Reading) -> Result<Report, AppError> {
-    let (set, input, info) = input::read_as(path, zone, &reading)?;
+/// `zones`: the served [`Zones`], or one [`crate::dns::name::Zone`].
+pub fn run(
+    path: &Path,
+    zones: &(impl Clone + Into<Zones>),
+    reading: Reading,
+) -> Result<Report, AppError> {
+    let zone: Zones = zones.clone().into();
+    let (set, input, info) = input::read_as(path, &zone, &reading)?;
     let g = Generation::seal_set(
         set,
         defaults::TTL,
