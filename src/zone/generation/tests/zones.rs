@@ -3,6 +3,7 @@
 
 use super::super::*;
 use super::{body_of, resealed};
+use crate::dns::name::Zones;
 
 fn two_zones() -> Generation {
     let rec = |name: &str, a: [u8; 4]| Record {
