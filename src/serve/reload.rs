@@ -175,17 +175,34 @@ impl Live {
     ) -> Result<(Generation, ZoneView), String> {
         let g = checked?;
         let sealed = g.served_zones()?;
-        // A generation of fewer zones is served (its names; the other zones' apexes only): the one
-        // zone of a state dir written before zone sets keeps serving until the next load. Its first
-        // zone must be the server's, or a single label would mean another name.
-        if sealed.first() != self.zone.first()
-            || sealed.iter().any(|z| !self.zone.iter().any(|s| s == z))
-        {
+        // The server answers its own zones (`--zone`) from any generation whose first zone is its
+        // first, or a single label would mean another name. A generation of fewer zones (one written
+        // before zone sets) keeps serving, the other zones' apexes only, until the next load; one of
+        // more zones (a load with the new default under a unit rendered with one zone) serves the
+        // zones this server has, and says what it leaves out.
+        if sealed.first() != self.zone.first() {
             return Err(format!(
-                "is sealed for {} {sealed}, and this server serves {} (--zone)",
+                "is sealed for {} {sealed}, and this server serves {} (--zone): their first zones, \
+                 where a single label goes, differ",
                 if sealed.len() > 1 { "zones" } else { "zone" },
                 self.zone
             ));
+        }
+        let left_out: Vec<&str> = sealed
+            .iter()
+            .filter(|z| !self.zone.iter().any(|s| s == *z))
+            .map(|z| z.as_str())
+            .collect();
+        if !left_out.is_empty() {
+            tracing::warn!(
+                serial = g.serial,
+                "generation {} is sealed for zones {sealed}; this server serves {} (--zone) and \
+                 leaves out {}: restart it with --zone for each (pigsty-dns service install again \
+                 renders the unit with the default zones)",
+                g.serial,
+                self.zone,
+                left_out.join(", ")
+            );
         }
         let view = ZoneView::from_generation_in(&g, &self.zone).map_err(|e| e.to_string())?;
         Ok((g, view))

@@ -245,3 +245,36 @@ fn a_state_dir_of_the_one_zone_release_keeps_serving_after_the_upgrade() {
     let r = run(&["history", "--state-dir", state.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// A unit rendered by the release before zone sets runs `serve --zone pigsty.test`; a `load` with the
+/// new default seals both zones. That server serves what it has (its zone goes live, `pigsty` stays
+/// outside: REFUSED) rather than nothing; a server whose first zone differs refuses the generation.
+#[test]
+fn a_one_zone_server_serves_its_zone_of_a_two_zone_generation() {
+    let t = tempfile::tempdir().unwrap();
+    let state = t.path().join("state");
+    let input = t.path().join("host-names.yml");
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("zones/pigsty.test.yml"),
+        &input,
+    )
+    .unwrap();
+    let srv = start(&state, &["--zone", "pigsty.test"]);
+    let r = load(&state, &input, &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("live (serial 1)"), "{}", r.stdout);
+    let m = ask(srv.addr, "meta.pigsty.test.", RecordType::A).unwrap();
+    assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
+    let m = ask(srv.addr, "i.pigsty.", RecordType::A).unwrap();
+    assert_eq!(rcode(&m), ResponseCode::Refused);
+    drop(srv);
+    // First zone pigsty: single labels would be other names, so the generation is not served.
+    let srv = start(&state, &["--zone", "pigsty,pigsty.test"]);
+    assert_eq!(
+        soa_of(&ask(srv.addr, "pigsty.", RecordType::SOA).unwrap()).map(|s| s.2),
+        Some(0)
+    );
+    let st = status_file(&state).unwrap();
+    let why = st["last_error"].as_str().unwrap_or_default().to_string();
+    assert!(why.contains("their first zones"), "{st}");
+}
