@@ -267,6 +267,8 @@ fn a_one_zone_server_serves_its_zone_of_a_two_zone_generation() {
     assert_eq!(a_of(&m), vec![Ipv4Addr::new(10, 10, 10, 10)]);
     let m = ask(srv.addr, "i.pigsty.", RecordType::A).unwrap();
     assert_eq!(rcode(&m), ResponseCode::Refused);
+    // It holds and counts what it answers: the 3 pigsty.test names, not the 3 of pigsty.
+    assert_eq!(status_file(&state).unwrap()["records"], 3);
     drop(srv);
     // First zone pigsty: single labels would be other names, so the generation is not served.
     let srv = start(&state, &["--zone", "pigsty,pigsty.test"]);
