@@ -518,6 +518,7 @@ fn write_status(
             updated: format!("stamp {stamp}"),
             listen: vec![listen],
             zone: ZONE.into(),
+            zones: Vec::new(),
             reverse_zone: None,
             serial: 7,
             secondaries: Vec::new(),

@@ -8,7 +8,7 @@ use std::net::Ipv4Addr;
 use serde::{Deserialize, Serialize};
 
 use crate::defaults::MAX_SERVED_NAMES;
-use crate::dns::name::{self, Zone};
+use crate::dns::name::{self, Zones};
 use crate::input::inventory::{Derived, Host, InputError, Inventory, Named, VmHost};
 
 mod diff;
@@ -54,7 +54,7 @@ pub struct SkippedHost {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordSet {
-    pub zone: Zone,
+    pub zones: Zones,
     pub records: Vec<Record>,
     /// One per address that has served names, sorted by address.
     pub ptr: Vec<Ptr>,
@@ -64,12 +64,21 @@ pub struct RecordSet {
 
 impl RecordSet {
     /// Applies the address, name and conflict rules to a parsed inventory.
-    pub fn build(inv: &Inventory, zone: &Zone) -> Result<RecordSet, InputError> {
-        Self::from_inventory(inv.clone(), zone)
+    /// `zones`: a [`Zones`] set, or one [`crate::dns::name::Zone`].
+    pub fn build(
+        inv: &Inventory,
+        zones: &(impl Clone + Into<Zones>),
+    ) -> Result<RecordSet, InputError> {
+        Self::from_inventory(inv.clone(), zones)
     }
 
     /// [`RecordSet::build`] that moves the sources out of the inventory instead of copying them.
-    pub fn from_inventory(mut inv: Inventory, zone: &Zone) -> Result<RecordSet, InputError> {
+    pub fn from_inventory(
+        mut inv: Inventory,
+        zones: &(impl Clone + Into<Zones>),
+    ) -> Result<RecordSet, InputError> {
+        let zones: Zones = zones.clone().into();
+        let zone = &zones;
         let managed_count = check_addresses_of(&inv)?;
         // Every mention in input order, and its source at the same index; checked per name here, then
         // sorted once by key for merging and conflicts (a BTreeMap insert per name cost more than the
@@ -106,7 +115,7 @@ impl RecordSet {
         }
         let sorted = check(&mentions, &sources, zone, stopped)?;
         let ptr = canonical_names(&mentions);
-        let (records, not_served) = merge(&mut mentions, sources, &sorted, zone);
+        let (records, not_served) = merge(&mut mentions, sources, &sorted);
         if records.len() > MAX_SERVED_NAMES {
             return Err(InputError::new(
                 "",
@@ -127,7 +136,7 @@ impl RecordSet {
             })
             .collect();
         Ok(RecordSet {
-            zone: zone.clone(),
+            zones,
             records,
             ptr,
             not_served,
@@ -174,7 +183,7 @@ fn check_addresses_of(inv: &Inventory) -> Result<usize, InputError> {
 /// fails its own checks stops it and is returned.
 fn host_mentions<'a>(
     hosts: &'a mut [Host],
-    zone: &Zone,
+    zone: &Zones,
     mentions: &mut Vec<Mention<'a>>,
     sources: &mut Vec<String>,
 ) -> Option<InputError> {
@@ -231,7 +240,7 @@ fn host_mentions<'a>(
 fn vm_mentions(
     vm_hosts: &mut [VmHost],
     managed_count: usize,
-    zone: &Zone,
+    zone: &Zones,
     mentions: &mut Vec<Mention<'_>>,
     sources: &mut Vec<String>,
 ) -> Option<InputError> {
@@ -253,7 +262,7 @@ fn vm_mentions(
 fn derived_mentions(
     derived: &mut [Derived],
     first_group: usize,
-    zone: &Zone,
+    zone: &Zones,
     mentions: &mut Vec<Mention<'_>>,
     sources: &mut Vec<String>,
 ) -> Option<InputError> {
