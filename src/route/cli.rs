@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::adapter::link::{DEFAULT_LINK, DEFAULT_LINK_ADDRESS};
 use super::adapter::{AdapterName, LinkKind, Variant};
-use crate::defaults::{ENV_LISTEN, ENV_ZONE, LISTEN_STR, ZONE};
+use crate::defaults::{ENV_LISTEN, ENV_ZONE, LISTEN_STR, ZONES};
 
 #[derive(Args, Debug, Clone)]
 pub struct Where {
@@ -41,8 +41,10 @@ pub enum RouteCommand {
         /// journal.
         #[arg(long, env = ENV_LISTEN, default_value = LISTEN_STR, value_parser = server_addr)]
         server: SocketAddr,
-        #[arg(long, env = ENV_ZONE, default_value = ZONE)]
-        zone: String,
+        /// A zone the daemon serves, each routed (repeat it, or list them comma-separated in the
+        /// environment variable); the same set as `serve --zone`.
+        #[arg(long, env = ENV_ZONE, value_delimiter = ',', default_values = ZONES)]
+        zone: Vec<String>,
         /// Override detection. resolved-global sends every other name to the daemon too.
         #[arg(long, value_enum)]
         adapter: Option<AdapterName>,

@@ -54,7 +54,8 @@ pub use install::install;
 pub use status::status;
 pub use uninstall::uninstall;
 
-use crate::error::{AppError, zone_arg};
+use crate::dns::name::Zones;
+use crate::error::{AppError, Class};
 use crate::output::Report;
 use crate::store::status_file;
 use crate::sys::{Os, SystemRunner};
@@ -180,7 +181,7 @@ fn dispatch(ctx: &mut Ctx<'_>, cmd: &RouteCommand) -> Result<Report, AppError> {
             ..
         } => {
             let req = Request {
-                zone: zone_arg(zone)?,
+                zones: zones_arg(zone)?,
                 server: *server,
                 adapter: *adapter,
                 variant: *link_variant,
@@ -193,4 +194,16 @@ fn dispatch(ctx: &mut Ctx<'_>, cmd: &RouteCommand) -> Result<Report, AppError> {
         RouteCommand::Uninstall { dry_run, yes, .. } => uninstall(ctx, *dry_run, *yes),
         RouteCommand::Status { .. } => status(ctx),
     }
+}
+
+/// `--zone` (repeated) or `PIGSTY_DNS_ZONE` (comma-separated) as a checked zone set.
+pub fn zones_arg(raw: &[String]) -> Result<Zones, AppError> {
+    let raw: Vec<&str> = raw.iter().map(|z| z.trim()).collect();
+    Zones::parse(&raw).map_err(|e| {
+        AppError::new(
+            Class::Usage,
+            format!("--zone (or {}) {e}", crate::defaults::ENV_ZONE),
+            "give the zones the daemon serves, such as --zone pigsty.test --zone pigsty",
+        )
+    })
 }

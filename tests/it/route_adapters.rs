@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::time::Duration;
 
-use pigsty_dns::dns::name::Zone;
+use pigsty_dns::dns::name::{Zone, Zones};
 use pigsty_dns::error::Class;
 use pigsty_dns::route::adapter::{AdapterName, LinkKind, Variant};
 use pigsty_dns::route::detect::{Driver, Facts};
@@ -36,7 +36,7 @@ pub fn facts(version: &str) -> Facts {
 
 fn req(adapter: Option<AdapterName>, variant: Option<Variant>) -> Request {
     Request {
-        zone: Zone::parse("pigsty.test").unwrap(),
+        zones: Zones::parse(&["pigsty.test"]).unwrap(),
         server: SERVER.parse().unwrap(),
         adapter,
         variant,
@@ -44,6 +44,11 @@ fn req(adapter: Option<AdapterName>, variant: Option<Variant>) -> Request {
         link_address: "198.18.53.53/32".into(),
         link_kind: None,
     }
+}
+
+/// The one zone most tests route.
+fn zones1() -> Zones {
+    Zones::parse(&["pigsty.test"]).unwrap()
 }
 
 fn ok_preflight(_: SocketAddr, _: &Zone) -> Result<u32, String> {
@@ -257,7 +262,11 @@ fn version_strings_parse() {
 
 #[test]
 fn adapter_choice_follows_the_version_table() {
-    let pick = |f: &Facts| choose(f).map(|(a, _)| a).map_err(|e| (e.class, e.message));
+    let pick = |f: &Facts| {
+        choose(f, &zones1())
+            .map(|(a, _)| a)
+            .map_err(|e| (e.class, e.message))
+    };
     assert_eq!(
         pick(&facts("systemd 262 (262.1-1)")),
         Ok(AdapterName::ResolvedDelegate)
@@ -274,11 +283,11 @@ fn adapter_choice_follows_the_version_table() {
         pick(&facts("systemd 252 (252.39-1~deb12u2)")),
         Ok(AdapterName::ResolvedLink)
     );
-    let (a, why) = choose(&facts("systemd 252 (252-16.el9_2)")).unwrap();
+    let (a, why) = choose(&facts("systemd 252 (252-16.el9_2)"), &zones1()).unwrap();
     assert_eq!(a, AdapterName::ResolvedLink);
     assert!(why.contains("applying and verifying"), "{why}");
     for old in ["systemd 252 (252.2-1)", "systemd 249 (249.11-0ubuntu3)"] {
-        let e = choose(&facts(old)).unwrap_err();
+        let e = choose(&facts(old), &zones1()).unwrap_err();
         assert_eq!(e.class, Class::Capability, "{old}");
         assert!(e.message.starts_with("unsupported:"), "{}", e.message);
         assert!(
@@ -289,7 +298,7 @@ fn adapter_choice_follows_the_version_table() {
     }
     let mut f = facts("systemd 252 (252.39-1)");
     f.resolved_running = false;
-    let e = choose(&f).unwrap_err();
+    let e = choose(&f, &zones1()).unwrap_err();
     assert!(
         e.message.contains("unsupported") && e.message.contains("not running"),
         "{}",
@@ -707,7 +716,10 @@ fn resolved_global_only_when_asked_and_with_a_warning() {
         "systemd 252 (252.39-1)",
         "systemd 255 (255.4)",
     ] {
-        assert_ne!(choose(&facts(v)).unwrap().0, AdapterName::ResolvedGlobal);
+        assert_ne!(
+            choose(&facts(v), &zones1()).unwrap().0,
+            AdapterName::ResolvedGlobal
+        );
     }
 }
 
@@ -1038,7 +1050,7 @@ fn a_moved_24_is_drift_and_install_re_routes_it() {
     let text = t.status();
     let sd = t.state_dir.clone().unwrap();
     let fix = format!(
-        "sudo pigsty-dns route install --adapter resolved-link --server {SERVER} --link-variant runtime \
+        "sudo pigsty-dns route install --adapter resolved-link --server {SERVER} --zone pigsty.test --link-variant runtime \
          --link pigsty-dns0 --link-address 198.18.53.53/32 --link-kind dummy --root {} --state-dir {} --yes",
         t.root().display(),
         sd.display()

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
-use pigsty_dns::dns::name::Zone;
+use pigsty_dns::dns::name::{Zone, Zones};
 use pigsty_dns::error::{AppError, Class};
 use pigsty_dns::route::adapter::AdapterName;
 use pigsty_dns::route::detect::{Driver, Facts};
@@ -579,7 +579,7 @@ fn moved_lookup(_: SocketAddr, name: &str) -> Result<Option<Ipv4Addr>, String> {
 
 fn req(server: &str) -> Request {
     Request {
-        zone: Zone::parse(ZONE).unwrap(),
+        zones: Zones::parse(&[ZONE]).unwrap(),
         server: server.parse().unwrap(),
         adapter: None,
         variant: None,
@@ -1446,7 +1446,7 @@ fn macos_a_moved_24_is_drift_and_install_moves_the_reverse_file() {
     );
     assert!(
         text.contains(&format!(
-            "next: sudo pigsty-dns route install --adapter macos-resolver --server {DAEMON} --root {} --state-dir {} --yes",
+            "next: sudo pigsty-dns route install --adapter macos-resolver --server {DAEMON} --zone pigsty.test --root {} --state-dir {} --yes",
             m.root().display(),
             m.state.path().display()
         )),
@@ -1757,7 +1757,7 @@ fn stale_temporary_files_of_another_zone_are_found_and_removed() {
     let live = m.put("/etc/resolver/.corp.test.pigsty-dns-tmp.4242", &marked);
     let cut = m.put("/private/etc/.corp.test.pigsty-dns-tmp.77", &marked);
     let mut r = req(DAEMON);
-    r.zone = Zone::parse("corp.test").unwrap();
+    r.zones = Zones::parse(&["corp.test"]).unwrap();
     let e = m
         .ctx_do(|c| route::install(c, &r, false, true).map(|_| ()))
         .unwrap_err();

@@ -35,7 +35,9 @@ pub fn summary(ctx: &Ctx<'_>) -> Summary {
         Ok(Some(j)) => (j.zone, Some(j.adapter)),
         _ => (
             ZONE.to_string(),
-            plan::choose(&ctx.facts).ok().map(|(a, _)| a),
+            plan::choose(&ctx.facts, &super::served_zones(ctx))
+                .ok()
+                .map(|(a, _)| a),
         ),
     };
     let live = live_answers(ctx, &zone);
