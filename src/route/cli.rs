@@ -114,3 +114,46 @@ fn server_addr(s: &str) -> Result<SocketAddr, String> {
         _ => Ok(a),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::RouteCommand;
+    use crate::route::zones_arg;
+
+    #[derive(Parser)]
+    struct Route {
+        #[command(subcommand)]
+        cmd: RouteCommand,
+    }
+
+    fn zones(args: &[&str]) -> Vec<String> {
+        let argv = ["route", "install"].iter().chain(args).copied();
+        match Route::try_parse_from(argv).unwrap().cmd {
+            RouteCommand::Install { zone, .. } => zone,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn zone_repeats_takes_a_comma_list_and_defaults_to_both_zones() {
+        assert_eq!(zones(&[]), ["pigsty.test", "pigsty"]);
+        assert_eq!(zones(&["--zone", "pigsty"]), ["pigsty"]);
+        assert_eq!(
+            zones(&["--zone", "pigsty.test", "--zone", "corp.test"]),
+            ["pigsty.test", "corp.test"]
+        );
+        // The environment variable's form.
+        assert_eq!(zones(&["--zone", "a.test,pigsty"]), ["a.test", "pigsty"]);
+        let set = zones_arg(&zones(&["--zone", "pigsty.test, pigsty"])).unwrap();
+        assert_eq!(set.to_string(), "pigsty.test, pigsty");
+        let e = zones_arg(&zones(&["--zone", "pigsty,pigsty"])).unwrap_err();
+        assert!(
+            e.message.starts_with("--zone (or PIGSTY_DNS_ZONE) ") && e.message.contains("pigsty"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.class.exit_code(), 2);
+    }
+}
