@@ -27,6 +27,9 @@ impl ZoneAnswers for Live {
     fn zone(&self) -> &str {
         self.zone.trim_end_matches('.')
     }
+    fn zones(&self) -> Vec<&str> {
+        self.zones.iter().map(|z| z.trim_end_matches('.')).collect()
+    }
     fn records(&self) -> &[crate::input::records::Record] {
         &self.records
     }
