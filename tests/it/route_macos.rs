@@ -66,6 +66,8 @@ struct World {
     root: PathBuf,
     status_dir: PathBuf,
     daemon: SocketAddr,
+    /// The daemon serves `pigsty` beside `pigsty.test` (issue 37).
+    pigsty_served: bool,
     net: Net,
     /// What mDNSResponder uses now (configd's view as of its last change it applied).
     applied: Vec<Res>,
@@ -473,7 +475,8 @@ impl World {
             self.other_client_asks();
             return Got::Nothing;
         }
-        if !name.ends_with(ZONE) {
+        let in_pigsty = name == "pigsty" || name.ends_with(".pigsty");
+        if !name.ends_with(ZONE) && !(self.pigsty_served && in_pigsty) {
             self.bump(|c| c.refused += 1);
             return Got::Nothing;
         }
@@ -605,6 +608,7 @@ impl Mac {
             root: root.path().to_path_buf(),
             status_dir: state.path().to_path_buf(),
             daemon,
+            pigsty_served: false,
             applied: vec![],
             apply_lag: 0,
             never_applies: false,
@@ -1770,4 +1774,49 @@ fn stale_temporary_files_of_another_zone_are_found_and_removed() {
     );
     m.uninstall().unwrap();
     assert!(!live.exists() && !cut.exists(), "{:?}", m.tree());
+}
+
+#[test]
+fn macos_routes_every_zone_with_a_resolver_file_each_and_uninstall_removes_them_all() {
+    let mut m = Mac::new().with_generation(META_10);
+    m.world.borrow_mut().pigsty_served = true;
+    let r = Request {
+        zones: Zones::parse(&["pigsty.test", "pigsty"]).unwrap(),
+        ..req(DAEMON)
+    };
+    let out = m
+        .ctx_do(|c| route::install(c, &r, false, true).map(|r| r.render(false)))
+        .unwrap();
+    assert!(
+        out.starts_with(&format!(
+            "installed: macos-resolver routes pigsty.test, pigsty and 10.10.10.in-addr.arpa to {DAEMON}"
+        )),
+        "{out}"
+    );
+    let port = DAEMON.rsplit(':').next().unwrap();
+    for z in ["pigsty.test", "pigsty", "10.10.10.in-addr.arpa"] {
+        let f = m
+            .file(&format!("/etc/resolver/{z}"))
+            .unwrap_or_else(|| panic!("{z}: {:?}", m.tree()));
+        assert!(
+            f.ends_with(&format!(
+                "domain {z}\nnameserver 127.0.0.1\nport {port}\nflags a\n"
+            )),
+            "{z}: {f}"
+        );
+    }
+    // Each forward zone proven on its own: a fresh name of each reached the daemon.
+    let probes = out
+        .lines()
+        .filter(|l| l.contains("lookup reaches the daemon: getaddrinfo("))
+        .count();
+    assert_eq!(probes, 2, "{out}");
+    let text = m.status();
+    assert!(!text.contains("FAIL"), "{text}");
+    m.uninstall().unwrap();
+    assert!(
+        m.file("/etc/resolver/pigsty").is_none() && m.file("/etc/resolver/pigsty.test").is_none(),
+        "{:?}",
+        m.tree()
+    );
 }
