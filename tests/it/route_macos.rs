@@ -476,7 +476,7 @@ impl World {
             return Got::Nothing;
         }
         let in_pigsty = name == "pigsty" || name.ends_with(".pigsty");
-        if !name.ends_with(ZONE) && !(self.pigsty_served && in_pigsty) {
+        if !(name.ends_with(ZONE) || self.pigsty_served && in_pigsty) {
             self.bump(|c| c.refused += 1);
             return Got::Nothing;
         }
