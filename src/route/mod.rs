@@ -1,5 +1,6 @@
-//! `pigsty-dns route install | uninstall | status`: route the zone — and only the zone — from the
-//! operating system's resolver to the daemon. detect → plan → (preflight, confirm) → apply → flush →
+//! `pigsty-dns route install | uninstall | status`: route the served zones (by default `pigsty.test`
+//! and `pigsty`, each with its own route) and the reverse zone — and only those — from the operating
+//! system's resolver to the daemon. detect → plan → (preflight, confirm) → apply → flush →
 //! verify (undo on failure) → journal; uninstall removes only what the journal lists and still matches.
 //!
 //! The rooms: `cli` (the command line), `context` (what the commands touch outside themselves),
