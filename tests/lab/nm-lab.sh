@@ -447,7 +447,7 @@ hosts_mode() {
 REBOOTS=${REBOOTS:-2}
 HOLD=3
 SYS_STATE=/var/lib/pigsty-dns
-ZONE_RE=' ([^ ]*\.)?(pigsty\.test|10\.10\.10\.in-addr\.arpa) '
+ZONE_RE=' ([^ ]*\.)?(pigsty\.test|pigsty|10\.10\.10\.in-addr\.arpa) '
 hmono() { perl -MTime::HiRes=clock_gettime,CLOCK_MONOTONIC -e 'printf "%.6f\n", clock_gettime(CLOCK_MONOTONIC)' 2>/dev/null ||
 	python3 -c 'import time; print("%.6f" % time.monotonic())' 2>/dev/null || echo 0; }
 mprop() { cx systemctl show "$1" -p "$2" --value; }   # a *Monotonic property, in s
@@ -615,7 +615,7 @@ boot_figures() {   # $1: label, $2: host monotonic at `start`, $3: the probe's l
 
 boot_leaks() {   # $1: label, $2: the probe's log. The stand-in's log since boot: no zone query, ever.
 	local log; log=$(cx cat /run/lab-upstream.log)
-	check "$1: since boot the upstream stand-in saw no query in pigsty.test or 10.10.10.in-addr.arpa" 0 \
+	check "$1: since boot the upstream stand-in saw no query in pigsty.test, pigsty or 10.10.10.in-addr.arpa" 0 \
 		"$(grep -cE "query\[[A-Z]+\]$ZONE_RE" <<<"$log")"
 	# the check can fail: the probe's control names went through the same resolver to the stand-in
 	ok "$1: control: the stand-in logged the probe's control names during boot" \
@@ -624,7 +624,7 @@ boot_leaks() {   # $1: label, $2: the probe's log. The stand-in's log since boot
 }
 dnsmasq_back() {   # $1: label. The drop-in is there and NM's new dnsmasq reads its directory.
 	local p; p=$(dnsmasq_pid)
-	check "$1: the drop-in is still there" "server=/pigsty.test/127.0.0.1#$PORT server=/10.10.10.in-addr.arpa/127.0.0.1#$PORT" \
+	check "$1: the drop-in is still there" "server=/pigsty.test/127.0.0.1#$PORT server=/pigsty/127.0.0.1#$PORT server=/10.10.10.in-addr.arpa/127.0.0.1#$PORT" \
 		"$(cx grep -v '^#' /etc/NetworkManager/dnsmasq.d/pigsty-dns.conf | paste -sd' ' -)"
 	check "$1: NM's dnsmasq of this boot reads the drop-in's directory" 1 \
 		"$(cx sh -c "tr '\\0' '\\n' </proc/$p/cmdline" 2>/dev/null | grep -cx -- '--conf-dir=/etc/NetworkManager/dnsmasq.d')"
@@ -660,8 +660,8 @@ scenario_dnsmasq() {
 	route_install nm-dnsmasq
 	new=$(dnsmasq_pid)
 	ok "the adapter's reload restarted NM's dnsmasq (new pid)" "$old -> $new" test -n "$new" -a "$new" != "$old"
-	check "the drop-in: the marker, then the server lines (the zone, its reverse zone)" \
-		"yes server=/pigsty.test/127.0.0.1#$PORT server=/10.10.10.in-addr.arpa/127.0.0.1#$PORT" \
+	check "the drop-in: the marker, then the server lines (each served zone, the reverse zone)" \
+		"yes server=/pigsty.test/127.0.0.1#$PORT server=/pigsty/127.0.0.1#$PORT server=/10.10.10.in-addr.arpa/127.0.0.1#$PORT" \
 		"$(cx head -1 $conf | grep -q '^# Written by pigsty-dns' && echo yes || echo no) $(cx grep -v '^#' $conf | paste -sd' ' -)"
 	check "the drop-in: root-owned 0644" "0:0 644" "$(cx stat -c '%u:%g %a' $conf)"
 	zone_answers "through NM's dnsmasq" 127.0.0.1
@@ -758,9 +758,9 @@ scenario_resolved() {
 	check "control, before the route: the upstream log saw it" yes "$(upstream_saw meta.pigsty.test)"
 	etc_fingerprint >"$LAB/etc-before"; nm_state >"$LAB/nm-before"; resolved_links >"$LAB/resolved-before"
 	if [ "$SYSTEMD" -ge 258 ]; then
-		adapter=resolved-delegate KIND=delegate ROUTE="Delegate pigsty-dns;DNS Servers: 127.0.0.1:$PORT;DNS Domain: ~pigsty.test ~10.10.10.in-addr.arpa;Default Route: no"
+		adapter=resolved-delegate KIND=delegate ROUTE="Delegate pigsty-dns;DNS Servers: 127.0.0.1:$PORT;DNS Domain: ~pigsty.test ~pigsty ~10.10.10.in-addr.arpa;Default Route: no"
 	else
-		adapter=resolved-link KIND=link ROUTE="127.0.0.1:$PORT;~pigsty.test ~10.10.10.in-addr.arpa;no"
+		adapter=resolved-link KIND=link ROUTE="127.0.0.1:$PORT;~pigsty.test ~pigsty ~10.10.10.in-addr.arpa;no"
 	fi
 	route_install $adapter
 	if [ "$KIND" = link ]; then
