@@ -866,3 +866,29 @@ fn a_valid_file_past_the_readers_limit_says_which_limit_not_invalid_yaml() {
     assert!(!r.stderr.contains("not valid YAML"), "{}", r.stderr);
     assert!(r.stderr.contains("next: split the hosts"), "{}", r.stderr);
 }
+
+#[test]
+fn a_files_problems_are_listed_up_to_a_cap_then_counted() {
+    // 25 hosts outside the first host's /24: each its own problem, 20 listed, then "and 5 more".
+    let mut text = String::from("all:\n  hosts:\n    10.10.10.10: {}\n");
+    for i in 0..25 {
+        text.push_str(&format!("    10.10.11.{}: {{}}\n", 10 + i));
+    }
+    let r = check_text(&text);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 2 * 21, "{}", r.stderr);
+    assert!(lines[0].contains("all.hosts[10.10.11.10]: host 10.10.11.10 is outside"));
+    assert!(lines[38].contains("all.hosts[10.10.11.29]: host 10.10.11.29 is outside"));
+    assert_eq!(lines[40], "error: and 5 more problems not listed");
+    assert_eq!(
+        lines[41],
+        "next: fix the ones above and run check again for the rest"
+    );
+    let r = check_text_with(&text, &["--json"]);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["errors"].as_array().unwrap().len(), 20);
+    assert_eq!(v["errors_not_listed"], 5);
+    assert_eq!(v["message"], v["errors"][0]["message"]);
+}

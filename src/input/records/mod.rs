@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::defaults::MAX_SERVED_NAMES;
 use crate::dns::name::{self, Zone};
 use crate::input::inventory::{Derived, Host, InputError, Inventory, Named, VmHost};
+use crate::input::problems::Problems;
 
 mod diff;
 mod merge;
@@ -69,8 +70,36 @@ impl RecordSet {
     }
 
     /// [`RecordSet::build`] that moves the sources out of the inventory instead of copying them.
-    pub fn from_inventory(mut inv: Inventory, zone: &Zone) -> Result<RecordSet, InputError> {
-        let managed_count = check_addresses_of(&inv)?;
+    pub fn from_inventory(inv: Inventory, zone: &Zone) -> Result<RecordSet, InputError> {
+        let mut problems = Problems::default();
+        match Self::from_inventory_into(inv, zone, &mut problems) {
+            Some(set) if problems.is_empty() => Ok(set),
+            _ => Err(problems.first().unwrap_or_else(|| {
+                InputError::new("", "could not be read", "run check on it for the reason")
+            })),
+        }
+    }
+
+    /// [`RecordSet::from_inventory`] that adds its problems to those of the inventory's read: every
+    /// address that breaks the address rule is listed; past them, the name rules give the first.
+    /// `None` when any problem is in `problems`: a record set is only ever made of a file without one.
+    pub fn from_inventory_into(
+        inv: Inventory,
+        zone: &Zone,
+        problems: &mut Problems,
+    ) -> Option<RecordSet> {
+        let addresses = check_addresses_of(&inv, problems);
+        let managed_count = problems.take(addresses)??;
+        let set = problems.take(Self::named(inv, zone, managed_count))?;
+        problems.is_empty().then_some(set)
+    }
+
+    /// The name rules over an inventory whose addresses pass, and the record set.
+    fn named(
+        mut inv: Inventory,
+        zone: &Zone,
+        managed_count: usize,
+    ) -> Result<RecordSet, InputError> {
         // Every mention in input order, and its source at the same index; checked per name here, then
         // sorted once by key for merging and conflicts (a BTreeMap insert per name cost more than the
         // rest of the rules together). Sized up front: at 100,000 names these are the largest arrays.
@@ -137,8 +166,13 @@ impl RecordSet {
 }
 
 /// The address rules, before any name is looked at: a managed host, every address in the first managed
-/// host's /24, one `vm_hosts` entry per address. Returns how many hosts are managed.
-fn check_addresses_of(inv: &Inventory) -> Result<usize, InputError> {
+/// host's /24, one `vm_hosts` entry per address. Each address that breaks them is its own problem; the
+/// /24 itself comes from the first managed host, so one outside the private ranges ends the read.
+/// Returns how many hosts are managed (`None` when any address broke a rule).
+fn check_addresses_of(
+    inv: &Inventory,
+    problems: &mut Problems,
+) -> Result<Option<usize>, InputError> {
     let managed: Vec<&Host> = inv.hosts.iter().filter(|h| !h.skip).collect();
     let Some(first) = managed.first() else {
         return Err(InputError::new(
@@ -148,26 +182,28 @@ fn check_addresses_of(inv: &Inventory) -> Result<usize, InputError> {
         ));
     };
     let net = Net::of(first)?;
+    let mut broken = false;
+    let mut rule = |r: Result<(), InputError>| broken |= problems.take(r).is_none();
     for h in &managed {
-        net.check(h.address, &h.origin, "host")?;
+        rule(net.check(h.address, &h.origin, "host"));
     }
     for v in &inv.vm_hosts {
-        net.check(v.address, &v.source, "vm_hosts address")?;
+        rule(net.check(v.address, &v.source, "vm_hosts address"));
     }
     for d in &inv.derived {
-        check_derived_address(&net, d)?;
+        rule(check_derived_address(&net, d));
     }
     let mut seen_vm: HashMap<Ipv4Addr, &str> = HashMap::new();
     for v in &inv.vm_hosts {
         if let Some(prev) = seen_vm.insert(v.address, &v.source) {
-            return Err(InputError::new(
+            rule(Err(InputError::new(
                 &v.source,
                 format!("{} is listed again (first at {prev})", v.address),
                 "merge the names into one vm_hosts entry per address",
-            ));
+            )));
         }
     }
-    Ok(managed.len())
+    Ok((!broken).then_some(managed.len()))
 }
 
 /// The managed hosts' node names and aliases as mentions, their sources moved out; the first name that
