@@ -1,5 +1,6 @@
 //! The error classes every command reports, their exit codes (Barn's, plus 8 for invalid records), and
-//! the one-line `error:` / `next:` form. A leaf: each wing turns its own errors into an [`AppError`] at its
+//! the one-line `error:` / `next:` form (a pair per problem when a file's problems are listed together,
+//! [`AppError::problems`]). A leaf: each wing turns its own errors into an [`AppError`] at its
 //! edge (the store's in `store`, bad input in `input::read`, a `--zone` value in `dns::name`, a report
 //! kept with the error in `output`).
 
@@ -94,6 +95,13 @@ impl AppError {
             });
         }
         all
+    }
+
+    /// How many problems were found with this one, listed or not.
+    pub fn others(&self) -> usize {
+        self.more
+            .as_ref()
+            .map_or(0, |m| m.listed.len() + m.not_listed)
     }
 
     /// This problem and those listed with it.
