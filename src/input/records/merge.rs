@@ -157,17 +157,17 @@ impl Sorted {
 
 /// Sorts the mentions into the merge order and applies the rules that need it: the same name twice in
 /// one list, a name on two addresses (with the first source of that name), more than twice
-/// [`MAX_SERVED_NAMES`] names. Of those and `stopped` (the first name that failed its own checks, after
-/// the last mention) the first in input order is the error, as a pass name by name would find it.
+/// [`MAX_SERVED_NAMES`] names. Those found and `bad` (the names that failed their own checks, each at
+/// the position it would have had) are the errors, in input order, as a pass name by name finds them.
 /// Returns the merge order and where each name's mentions start in it.
 pub(super) fn check(
     mentions: &[Mention<'_>],
     sources: &[String],
     zone: &Zone,
-    stopped: Option<InputError>,
-) -> Result<Order, InputError> {
+    bad: Vec<(usize, InputError)>,
+) -> Result<Order, Vec<InputError>> {
     let order = Order::of(mentions);
-    let mut first = FirstError::default();
+    let mut first = Found(bad);
     let mut firsts = Vec::with_capacity(order.starts.len());
     for run in order.runs() {
         firsts.push(check_run(run, mentions, sources, zone, &mut first));
@@ -183,11 +183,12 @@ pub(super) fn check(
             )
         });
     }
-    match (first.0, stopped) {
-        (Some((_, e)), _) => Err(e),
-        (None, Some(e)) => Err(e),
-        (None, None) => Ok(order),
+    if first.0.is_empty() {
+        return Ok(order);
     }
+    // Stable: a bad name comes before the mention that took its position.
+    first.0.sort_by_key(|(pos, _)| *pos);
+    Err(first.0.into_iter().map(|(_, e)| e).collect())
 }
 
 /// The rules within one name's run of mentions (in merge order): the same name twice in one list, the
@@ -197,7 +198,7 @@ fn check_run(
     mentions: &[Mention<'_>],
     sources: &[String],
     zone: &Zone,
-    first: &mut FirstError,
+    first: &mut Found,
 ) -> usize {
     let head_pos = run.iter().map(|s| s.pos()).min().unwrap_or(run[0].pos());
     let head = &mentions[head_pos];
@@ -239,15 +240,12 @@ fn check_run(
     head_pos
 }
 
-/// The error of the mention first in input order, of those reported (each built only if it is first).
-#[derive(Default)]
-struct FirstError(Option<(usize, InputError)>);
+/// The errors reported, each with the input position of its mention.
+struct Found(Vec<(usize, InputError)>);
 
-impl FirstError {
+impl Found {
     fn report(&mut self, pos: usize, e: impl FnOnce() -> InputError) {
-        if self.0.as_ref().is_none_or(|(p, _)| pos < *p) {
-            self.0 = Some((pos, e()));
-        }
+        self.0.push((pos, e()));
     }
 }
 

@@ -81,7 +81,7 @@ impl RecordSet {
     }
 
     /// [`RecordSet::from_inventory`] that adds its problems to those of the inventory's read: every
-    /// address that breaks the address rule is listed; past them, the name rules give the first.
+    /// address that breaks the address rule is listed; past them, every name that breaks the name rules.
     /// `None` when any problem is in `problems`: a record set is only ever made of a file without one.
     pub fn from_inventory_into(
         inv: Inventory,
@@ -90,8 +90,15 @@ impl RecordSet {
     ) -> Option<RecordSet> {
         let addresses = check_addresses_of(&inv, problems);
         let managed_count = problems.take(addresses)??;
-        let set = problems.take(Self::named(inv, zone, managed_count))?;
-        problems.is_empty().then_some(set)
+        match Self::named(inv, zone, managed_count) {
+            Ok(set) => problems.is_empty().then_some(set),
+            Err(all) => {
+                for e in all {
+                    problems.push(e);
+                }
+                None
+            }
+        }
     }
 
     /// The name rules over an inventory whose addresses pass, and the record set.
@@ -99,7 +106,7 @@ impl RecordSet {
         mut inv: Inventory,
         zone: &Zone,
         managed_count: usize,
-    ) -> Result<RecordSet, InputError> {
+    ) -> Result<RecordSet, Vec<InputError>> {
         // Every mention in input order, and its source at the same index; checked per name here, then
         // sorted once by key for merging and conflicts (a BTreeMap insert per name cost more than the
         // rest of the rules together). Sized up front: at 100,000 names these are the largest arrays.
@@ -113,38 +120,39 @@ impl RecordSet {
             + inv.derived.len();
         let mut mentions: Vec<Mention<'_>> = Vec::with_capacity(total);
         let mut sources: Vec<String> = Vec::with_capacity(total);
-        let mut stopped = host_mentions(&mut inv.hosts, zone, &mut mentions, &mut sources);
-        if stopped.is_none() {
-            stopped = vm_mentions(
-                &mut inv.vm_hosts,
-                managed_count,
-                zone,
-                &mut mentions,
-                &mut sources,
-            );
-        }
-        if stopped.is_none() {
-            let first_group = managed_count + inv.vm_hosts.len();
-            stopped = derived_mentions(
-                &mut inv.derived,
-                first_group,
-                zone,
-                &mut mentions,
-                &mut sources,
-            );
-        }
-        let sorted = check(&mentions, &sources, zone, stopped)?;
+        // A name that fails its own checks is left out (nothing it would clash with is wrong for it)
+        // and listed, at the position it would have had.
+        let mut bad = Vec::new();
+        host_mentions(&mut inv.hosts, zone, &mut mentions, &mut sources, &mut bad);
+        vm_mentions(
+            &mut inv.vm_hosts,
+            managed_count,
+            zone,
+            &mut mentions,
+            &mut sources,
+            &mut bad,
+        );
+        let first_group = managed_count + inv.vm_hosts.len();
+        derived_mentions(
+            &mut inv.derived,
+            first_group,
+            zone,
+            &mut mentions,
+            &mut sources,
+            &mut bad,
+        );
+        let sorted = check(&mentions, &sources, zone, bad)?;
         let ptr = canonical_names(&mentions);
         let (records, not_served) = merge(&mut mentions, sources, &sorted, zone);
         if records.len() > MAX_SERVED_NAMES {
-            return Err(InputError::new(
+            return Err(vec![InputError::new(
                 "",
                 format!(
                     "has {} served names; at most {MAX_SERVED_NAMES} are served",
                     records.len()
                 ),
                 "serve fewer names, or split them across zones",
-            ));
+            )]);
         }
         let skipped_hosts = inv
             .hosts
@@ -206,14 +214,18 @@ fn check_addresses_of(
     Ok((!broken).then_some(managed.len()))
 }
 
-/// The managed hosts' node names and aliases as mentions, their sources moved out; the first name that
-/// fails its own checks stops it and is returned.
+/// A name that fails its own checks, at the input position its mention would have had.
+type Bad = Vec<(usize, InputError)>;
+
+/// The managed hosts' node names and aliases as mentions, their sources moved out; a name that fails
+/// its own checks goes to `bad`.
 fn host_mentions<'a>(
     hosts: &'a mut [Host],
     zone: &Zone,
     mentions: &mut Vec<Mention<'a>>,
     sources: &mut Vec<String>,
-) -> Option<InputError> {
+    bad: &mut Bad,
+) {
     // Node name -> the index of its mention.
     let mut node_names: HashMap<&str, usize> = HashMap::new();
     for (hi, h) in hosts.iter_mut().filter(|h| !h.skip).enumerate() {
@@ -227,39 +239,46 @@ fn host_mentions<'a>(
             continue;
         };
         let name: &String = name;
+        let at = mentions.len();
         if let Err(e) = name::check_node_name(name) {
-            return Some(bad_name(
-                source,
-                &e,
-                "a node name is one lowercase label; set nodename",
+            bad.push((
+                at,
+                bad_name(
+                    source,
+                    &e,
+                    "a node name is one lowercase label; set nodename",
+                ),
             ));
-        }
-        if let Some(&prev) = node_names.get(name.as_str()) {
-            return Some(InputError::new(
-                &*source,
-                format!("{name:?} is also the node name from {}", sources[prev]),
-                "set a distinct nodename on one of the two hosts",
+        } else if let Some(&prev) = node_names.get(name.as_str()) {
+            bad.push((
+                at,
+                InputError::new(
+                    &*source,
+                    format!("{name:?} is also the node name from {}", sources[prev]),
+                    "set a distinct nodename on one of the two hosts",
+                ),
             ));
+        } else {
+            node_names.insert(name, at);
+            mentions.push(Mention::borrowed(
+                name,
+                *address,
+                NO_GROUP,
+                Kind::Node,
+                zone,
+            ));
+            sources.push(std::mem::take(source));
         }
-        node_names.insert(name, mentions.len());
-        mentions.push(Mention::borrowed(
-            name,
-            *address,
-            NO_GROUP,
-            Kind::Node,
-            zone,
-        ));
-        sources.push(std::mem::take(source));
         // An alias equal to the node's own name merges; one listed twice is a slip worth reporting.
         for Named { name, source } in aliases.iter_mut() {
             if let Err(e) = name::check_host_name(name) {
-                return Some(bad_name(source, &e, "fix the alias"));
+                bad.push((mentions.len(), bad_name(source, &e, "fix the alias")));
+                continue;
             }
             mentions.push(Mention::borrowed(name, *address, hi, Kind::Alias, zone));
             sources.push(std::mem::take(source));
         }
     }
-    None
 }
 
 /// The bulk of the names, the `vm_hosts` entries': each one's own string becomes its key, and each
@@ -270,18 +289,19 @@ fn vm_mentions(
     zone: &Zone,
     mentions: &mut Vec<Mention<'_>>,
     sources: &mut Vec<String>,
-) -> Option<InputError> {
+    bad: &mut Bad,
+) {
     for (vi, v) in vm_hosts.iter_mut().enumerate() {
         for n in std::mem::take(&mut v.names) {
             if let Err(e) = name::check_host_name(&n.name) {
-                return Some(bad_name(&n.source, &e, "fix the name"));
+                bad.push((mentions.len(), bad_name(&n.source, &e, "fix the name")));
+                continue;
             }
             let group = managed_count + vi;
             mentions.push(Mention::owned(n.name, v.address, group, zone));
             sources.push(n.source);
         }
     }
-    None
 }
 
 /// The host-access view's derived names, each its own group (a name derived twice at one address
@@ -292,20 +312,24 @@ fn derived_mentions(
     zone: &Zone,
     mentions: &mut Vec<Mention<'_>>,
     sources: &mut Vec<String>,
-) -> Option<InputError> {
+    bad: &mut Bad,
+) {
     for (di, d) in derived.iter_mut().enumerate() {
         if let Err(e) = name::check_host_name(&d.name) {
-            return Some(bad_name(
-                &d.source,
-                &e,
-                "fix the name in the Pigsty config, or read the file with --identity-only",
+            bad.push((
+                mentions.len(),
+                bad_name(
+                    &d.source,
+                    &e,
+                    "fix the name in the Pigsty config, or read the file with --identity-only",
+                ),
             ));
+            continue;
         }
         let name = std::mem::take(&mut d.name);
         mentions.push(Mention::owned(name, d.address, first_group + di, zone));
         sources.push(std::mem::take(&mut d.source));
     }
-    None
 }
 
 /// Barn's address rule over a derived name: where Pigsty's rule and Barn's disagree, Barn's wins,
