@@ -37,6 +37,11 @@ impl Problems {
         }
     }
 
+    /// Counts `n` problems a rule found past those it listed (each different from any listed).
+    pub fn count_unlisted(&mut self, n: usize) {
+        self.not_listed += n;
+    }
+
     /// The value of `r`, or `None` with its problem added.
     pub fn take<T>(&mut self, r: Result<T, InputError>) -> Option<T> {
         r.map_err(|e| self.push(e)).ok()

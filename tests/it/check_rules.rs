@@ -913,3 +913,27 @@ fn every_name_on_two_addresses_and_every_bad_name_is_listed() {
         assert!(l.contains(want), "{l:?} lacks {want:?}");
     }
 }
+
+#[test]
+fn clashing_names_past_the_cap_are_counted_in_input_order() {
+    // 30 names each on .11 and .12, and a bad name last: the first 20 clashes by input order, 11 more.
+    let names: Vec<String> = (0..30).map(|i| format!("n{i:02}")).collect();
+    let list = names.join(", ");
+    let text = format!(
+        "all:\n  hosts: {{10.10.10.10: {{nodename: meta}}}}\n  vars:\n    vm_hosts:\n      - {{address: 10.10.10.11, names: [{list}]}}\n      - {{address: 10.10.10.12, names: [{list}, bad_name]}}\n"
+    );
+    let r = check_text(&text);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 2 * 21, "{}", r.stderr);
+    for i in 0..20 {
+        assert!(
+            lines[2 * i].contains(&format!(
+                "vm_hosts[1].names[{i}]: name \"n{i:02}.pigsty.test\""
+            )),
+            "{}",
+            lines[2 * i]
+        );
+    }
+    assert_eq!(lines[40], "error: and 11 more problems not listed");
+}

@@ -9,6 +9,7 @@ use super::{NotServed, Record};
 use crate::defaults::MAX_SERVED_NAMES;
 use crate::dns::name::{self, Zone};
 use crate::input::inventory::InputError;
+use crate::input::problems::MAX_LISTED;
 
 /// A mention that belongs to no list whose repeats are refused (a node name).
 pub(super) const NO_GROUP: usize = usize::MAX;
@@ -164,10 +165,10 @@ pub(super) fn check(
     mentions: &[Mention<'_>],
     sources: &[String],
     zone: &Zone,
-    bad: Vec<(usize, InputError)>,
-) -> Result<Order, Vec<InputError>> {
+    bad: Found,
+) -> Result<Order, (Vec<InputError>, usize)> {
     let order = Order::of(mentions);
-    let mut first = Found(bad);
+    let mut first = bad;
     let mut firsts = Vec::with_capacity(order.starts.len());
     for run in order.runs() {
         firsts.push(check_run(run, mentions, sources, zone, &mut first));
@@ -183,12 +184,10 @@ pub(super) fn check(
             )
         });
     }
-    if first.0.is_empty() {
+    if first.kept.is_empty() {
         return Ok(order);
     }
-    // Stable: a bad name comes before the mention that took its position.
-    first.0.sort_by_key(|(pos, _)| *pos);
-    Err(first.0.into_iter().map(|(_, e)| e).collect())
+    Err(first.in_order())
 }
 
 /// The rules within one name's run of mentions (in merge order): the same name twice in one list, the
@@ -240,12 +239,37 @@ fn check_run(
     head_pos
 }
 
-/// The errors reported, each with the input position of its mention.
-struct Found(Vec<(usize, InputError)>);
+/// The errors reported, each at the input position of its mention: the first [`MAX_LISTED`] in input
+/// order are kept (each built only while it is among them), the rest counted, so a file of 100,000
+/// clashing names holds 20 messages, not 100,000. At one position, the one reported first comes first
+/// (a bad name before the mention that took its position).
+#[derive(Default)]
+pub(super) struct Found {
+    kept: Vec<((usize, u64), InputError)>,
+    reported: u64,
+    more: usize,
+}
 
 impl Found {
-    fn report(&mut self, pos: usize, e: impl FnOnce() -> InputError) {
-        self.0.push((pos, e()));
+    pub(super) fn report(&mut self, pos: usize, e: impl FnOnce() -> InputError) {
+        let key = (pos, self.reported);
+        self.reported += 1;
+        if self.kept.len() < MAX_LISTED {
+            self.kept.push((key, e()));
+            return;
+        }
+        self.more += 1;
+        if let Some(last) = self.kept.iter_mut().max_by_key(|(k, _)| *k)
+            && key < last.0
+        {
+            *last = (key, e());
+        }
+    }
+
+    /// The kept errors in input order, and how many more were reported.
+    fn in_order(mut self) -> (Vec<InputError>, usize) {
+        self.kept.sort_by_key(|(k, _)| *k);
+        (self.kept.into_iter().map(|(_, e)| e).collect(), self.more)
     }
 }
 

@@ -15,7 +15,7 @@ use crate::input::problems::Problems;
 mod diff;
 mod merge;
 pub use diff::{Change, Diff, PtrChange};
-use merge::{Kind, Mention, NO_GROUP, check, merge};
+use merge::{Found, Kind, Mention, NO_GROUP, check, merge};
 
 /// One served name. `sources` says where each mention of it came from (input paths), sorted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,10 +92,11 @@ impl RecordSet {
         let managed_count = problems.take(addresses)??;
         match Self::named(inv, zone, managed_count) {
             Ok(set) => problems.is_empty().then_some(set),
-            Err(all) => {
-                for e in all {
+            Err((listed, more)) => {
+                for e in listed {
                     problems.push(e);
                 }
+                problems.count_unlisted(more);
                 None
             }
         }
@@ -106,7 +107,7 @@ impl RecordSet {
         mut inv: Inventory,
         zone: &Zone,
         managed_count: usize,
-    ) -> Result<RecordSet, Vec<InputError>> {
+    ) -> Result<RecordSet, (Vec<InputError>, usize)> {
         // Every mention in input order, and its source at the same index; checked per name here, then
         // sorted once by key for merging and conflicts (a BTreeMap insert per name cost more than the
         // rest of the rules together). Sized up front: at 100,000 names these are the largest arrays.
@@ -122,7 +123,7 @@ impl RecordSet {
         let mut sources: Vec<String> = Vec::with_capacity(total);
         // A name that fails its own checks is left out (nothing it would clash with is wrong for it)
         // and listed, at the position it would have had.
-        let mut bad = Vec::new();
+        let mut bad = Found::default();
         host_mentions(&mut inv.hosts, zone, &mut mentions, &mut sources, &mut bad);
         vm_mentions(
             &mut inv.vm_hosts,
@@ -145,14 +146,17 @@ impl RecordSet {
         let ptr = canonical_names(&mentions);
         let (records, not_served) = merge(&mut mentions, sources, &sorted, zone);
         if records.len() > MAX_SERVED_NAMES {
-            return Err(vec![InputError::new(
-                "",
-                format!(
-                    "has {} served names; at most {MAX_SERVED_NAMES} are served",
-                    records.len()
-                ),
-                "serve fewer names, or split them across zones",
-            )]);
+            return Err((
+                vec![InputError::new(
+                    "",
+                    format!(
+                        "has {} served names; at most {MAX_SERVED_NAMES} are served",
+                        records.len()
+                    ),
+                    "serve fewer names, or split them across zones",
+                )],
+                0,
+            ));
         }
         let skipped_hosts = inv
             .hosts
@@ -214,8 +218,8 @@ fn check_addresses_of(
     Ok((!broken).then_some(managed.len()))
 }
 
-/// A name that fails its own checks, at the input position its mention would have had.
-type Bad = Vec<(usize, InputError)>;
+/// The names that fail their own checks, each at the input position its mention would have had.
+type Bad = Found;
 
 /// The managed hosts' node names and aliases as mentions, their sources moved out; a name that fails
 /// its own checks goes to `bad`.
@@ -241,23 +245,21 @@ fn host_mentions<'a>(
         let name: &String = name;
         let at = mentions.len();
         if let Err(e) = name::check_node_name(name) {
-            bad.push((
-                at,
+            bad.report(at, || {
                 bad_name(
                     source,
                     &e,
                     "a node name is one lowercase label; set nodename",
-                ),
-            ));
+                )
+            });
         } else if let Some(&prev) = node_names.get(name.as_str()) {
-            bad.push((
-                at,
+            bad.report(at, || {
                 InputError::new(
                     &*source,
                     format!("{name:?} is also the node name from {}", sources[prev]),
                     "set a distinct nodename on one of the two hosts",
-                ),
-            ));
+                )
+            });
         } else {
             node_names.insert(name, at);
             mentions.push(Mention::borrowed(
@@ -272,7 +274,7 @@ fn host_mentions<'a>(
         // An alias equal to the node's own name merges; one listed twice is a slip worth reporting.
         for Named { name, source } in aliases.iter_mut() {
             if let Err(e) = name::check_host_name(name) {
-                bad.push((mentions.len(), bad_name(source, &e, "fix the alias")));
+                bad.report(mentions.len(), || bad_name(source, &e, "fix the alias"));
                 continue;
             }
             mentions.push(Mention::borrowed(name, *address, hi, Kind::Alias, zone));
@@ -294,7 +296,7 @@ fn vm_mentions(
     for (vi, v) in vm_hosts.iter_mut().enumerate() {
         for n in std::mem::take(&mut v.names) {
             if let Err(e) = name::check_host_name(&n.name) {
-                bad.push((mentions.len(), bad_name(&n.source, &e, "fix the name")));
+                bad.report(mentions.len(), || bad_name(&n.source, &e, "fix the name"));
                 continue;
             }
             let group = managed_count + vi;
@@ -316,14 +318,13 @@ fn derived_mentions(
 ) {
     for (di, d) in derived.iter_mut().enumerate() {
         if let Err(e) = name::check_host_name(&d.name) {
-            bad.push((
-                mentions.len(),
+            bad.report(mentions.len(), || {
                 bad_name(
                     &d.source,
                     &e,
                     "fix the name in the Pigsty config, or read the file with --identity-only",
-                ),
-            ));
+                )
+            });
             continue;
         }
         let name = std::mem::take(&mut d.name);
