@@ -937,3 +937,25 @@ fn clashing_names_past_the_cap_are_counted_in_input_order() {
     }
     assert_eq!(lines[40], "error: and 11 more problems not listed");
 }
+
+#[test]
+fn every_bad_host_is_listed_and_a_group_variable_once() {
+    // Two hosts each with its own bad value, and a group's bad pg_seq that both of its hosts read:
+    // three problems, the group's once.
+    let text = "all:\n  children:\n    g:\n      hosts: {10.10.10.12: {}, 10.10.10.13: {}}\n      vars: {pg_cluster: pg-x, pg_seq: one}\n  hosts:\n    10.10.10.10: {nodename: 5}\n    10.10.10.11: {vm_skip: maybe}\n";
+    let r = check_text(text);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    let errors: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(r.stderr.lines().count(), 6, "{}", r.stderr);
+    for (l, want) in errors.iter().zip([
+        "all.hosts[10.10.10.10].nodename: is 5; nodename is a string",
+        "all.hosts[10.10.10.11].vm_skip: is",
+        "all.children.g.vars.pg_seq: is",
+    ]) {
+        assert!(l.contains(want), "{l:?} lacks {want:?}");
+    }
+}
