@@ -5,7 +5,7 @@
 # (or --HEAD). The release step fills in url/sha256 for the release tarball; the suite checks that the
 # url names the version in Cargo.toml and that this file parses (`ruby -c`).
 class PigstyDns < Formula
-  desc "Authoritative DNS for the pigsty.test sandbox zone on loopback"
+  desc "Authoritative DNS for the sandbox zones (pigsty.test, pigsty) on loopback"
   homepage "https://pigsty.test/pigsty-dns"
   url "https://pigsty.test/pigsty-dns/releases/pigsty-dns-0.1.0.tar.gz"
   sha256 "0000000000000000000000000000000000000000000000000000000000000000"
@@ -49,7 +49,7 @@ class PigstyDns < Formula
               names: [meta, pg-meta]
     YAML
     output = shell_output("#{bin}/pigsty-dns check #{testpath}/host-names.yml")
-    assert_match "valid for zone pigsty.test", output
+    assert_match "valid for zones pigsty.test, pigsty", output
     assert_match(/meta\.pigsty\.test\s+10\.10\.10\.10/, output)
     assert_match version.to_s, shell_output("#{bin}/pigsty-dns --version")
   end

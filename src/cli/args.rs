@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use pigsty_dns::commands::{ExportFormat, ZoneOf};
 use pigsty_dns::defaults::{
     ENV_LISTEN, ENV_ZONE, LISTEN_STR, NEGATIVE_TTL, TCP_IDLE_TIMEOUT_SECS, TCP_MAX_CONNECTIONS,
-    TTL, ZONE,
+    TTL, ZONES,
 };
 use pigsty_dns::route::RouteCommand;
 
@@ -18,7 +18,7 @@ use pigsty_dns::route::RouteCommand;
     name = "pigsty-dns",
     // the version, and the commit when built from git (build.rs)
     version = env!("PIGSTY_DNS_VERSION"),
-    about = "Authoritative DNS for the pigsty.test sandbox zone on loopback"
+    about = "Authoritative DNS for the sandbox zones (pigsty.test, pigsty) on loopback"
 )]
 pub struct Cli {
     /// Machine-readable output (and errors as {"error", "message", "next"}).
@@ -50,8 +50,9 @@ pub enum Command {
         /// The server to probe [default: the address this state dir's server bound, else $PIGSTY_DNS_LISTEN, else 127.0.0.1:5354]
         #[arg(long)]
         server: Option<SocketAddr>,
-        #[arg(long, env = ENV_ZONE, default_value = ZONE)]
-        zone: String,
+        /// A served zone; repeat it (or list them comma-separated) for several. The first takes single labels.
+        #[arg(long, env = ENV_ZONE, value_delimiter = ',', default_values = ZONES, value_name = "ZONE")]
+        zone: Vec<String>,
         #[command(flatten)]
         state: StateArgs,
     },
@@ -64,6 +65,10 @@ pub enum Command {
         /// With --format zone: the forward zone, or the reverse zone of the managed /24.
         #[arg(long, value_enum, default_value = "forward")]
         zone_of: ZoneOf,
+        /// With --format zone: the served zone to write (needed when the generation serves several;
+        /// a zone file holds one).
+        #[arg(long, value_name = "ZONE")]
+        zone: Option<String>,
         /// Write to FILE (atomically) instead of stdout.
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
@@ -73,8 +78,9 @@ pub enum Command {
     /// Validate a host-names.yml and show what would be served; writes nothing.
     Check {
         file: PathBuf,
-        #[arg(long, env = ENV_ZONE, default_value = ZONE)]
-        zone: String,
+        /// A served zone; repeat it (or list them comma-separated) for several. The first takes single labels.
+        #[arg(long, env = ENV_ZONE, value_delimiter = ',', default_values = ZONES, value_name = "ZONE")]
+        zone: Vec<String>,
         /// Read only the VM identities and vm_hosts, even from a Pigsty config.
         #[arg(long)]
         identity_only: bool,
@@ -132,8 +138,9 @@ pub struct ServeArgs {
     /// Also watch the --records file and load it again whenever it changes.
     #[arg(long)]
     pub follow: bool,
-    #[arg(long, env = ENV_ZONE, default_value = ZONE)]
-    pub zone: String,
+    /// A served zone; repeat it (or list them comma-separated) for several. The first takes single labels.
+    #[arg(long, env = ENV_ZONE, value_delimiter = ',', default_values = ZONES, value_name = "ZONE")]
+    pub zone: Vec<String>,
     /// TTL for generations stored from --records.
     #[arg(long, default_value_t = TTL)]
     pub ttl: u32,
@@ -173,8 +180,9 @@ pub struct ServeArgs {
 #[derive(clap::Args)]
 pub struct LoadArgs {
     pub file: PathBuf,
-    #[arg(long, env = ENV_ZONE, default_value = ZONE)]
-    pub zone: String,
+    /// A served zone; repeat it (or list them comma-separated) for several. The first takes single labels.
+    #[arg(long, env = ENV_ZONE, value_delimiter = ',', default_values = ZONES, value_name = "ZONE")]
+    pub zone: Vec<String>,
     /// TTL of served records, seconds.
     #[arg(long, default_value_t = TTL)]
     pub ttl: u32,

@@ -13,7 +13,7 @@ use clap::Parser;
 use args::{Cli, Command, LoadArgs, LogFormat, ServeArgs};
 use pigsty_dns::commands::{self, LoadOptions};
 use pigsty_dns::defaults::ENV_LOG;
-use pigsty_dns::dns::name::zone_arg;
+use pigsty_dns::dns::name::zones_arg;
 use pigsty_dns::error::{AppError, Class};
 use pigsty_dns::input::inventory::Reading;
 use pigsty_dns::output::{Report, to_json};
@@ -29,7 +29,7 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             entry,
         } => commands::check::run(
             file,
-            &zone_arg(zone)?,
+            &zones_arg(zone)?,
             reading(*identity_only, entry.as_deref()),
         ),
         Command::Load(a) => load(a),
@@ -40,12 +40,13 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             state,
         } => {
             let root = store::resolve(state.state_dir.as_deref())?;
-            commands::status::run(&root, *server, &zone_arg(zone)?)
+            commands::status::run(&root, *server, &zones_arg(zone)?)
         }
         Command::Export {
             serial,
             format,
             zone_of,
+            zone,
             output,
             state,
         } => commands::export::run(
@@ -53,6 +54,7 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
             *serial,
             *format,
             *zone_of,
+            zone.as_deref(),
             output.as_deref(),
         ),
         Command::History { state } => commands::history::run(state.state_dir.as_deref()),
@@ -72,7 +74,7 @@ fn run(cli: &Cli) -> Result<Report, AppError> {
 fn load(a: &LoadArgs) -> Result<Report, AppError> {
     commands::load::run(&LoadOptions {
         path: &a.file,
-        zone: &zone_arg(&a.zone)?,
+        zone: &zones_arg(&a.zone)?,
         state_dir: a.state.state_dir.as_deref(),
         ttl: a.ttl,
         negative_ttl: a.negative_ttl,
@@ -95,7 +97,7 @@ fn reading(identity_only: bool, entry: Option<&str>) -> Reading {
 
 /// `serve`: logging on, then the daemon until it stops.
 fn serve(a: &ServeArgs) -> Result<Report, AppError> {
-    let zone = zone_arg(&a.zone)?;
+    let zone = zones_arg(&a.zone)?;
     init_logging(a.log_format);
     daemon::run(ServeOptions {
         listen: a.listen.clone(),

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::report;
 use crate::defaults;
-use crate::dns::name::Zone;
+use crate::dns::name::Zones;
 use crate::error::AppError;
 use crate::input::inventory::Reading;
 use crate::input::records;
@@ -14,8 +14,14 @@ use crate::output::{FORMAT, Object, Report};
 use crate::zone::generation::Generation;
 
 /// `check FILE`: validate only; print what would be served and what not. Writes nothing.
-pub fn run(path: &Path, zone: &Zone, reading: Reading) -> Result<Report, AppError> {
-    let (set, input, info) = input::read_as(path, zone, &reading)?;
+/// `zones`: the served [`Zones`], or one [`crate::dns::name::Zone`].
+pub fn run(
+    path: &Path,
+    zones: &(impl Clone + Into<Zones>),
+    reading: Reading,
+) -> Result<Report, AppError> {
+    let zone: Zones = zones.clone().into();
+    let (set, input, info) = input::read_as(path, &zone, &reading)?;
     let g = Generation::seal_set(
         set,
         defaults::TTL,
@@ -26,9 +32,10 @@ pub fn run(path: &Path, zone: &Zone, reading: Reading) -> Result<Report, AppErro
     );
     let shown_path = crate::output::text::path(path);
     let mut out = format!(
-        "{}: valid for zone {}\n",
+        "{}: valid for {} {}\n",
         crate::output::text::shown_message(&shown_path),
-        g.zone
+        if zone.len() > 1 { "zones" } else { "zone" },
+        zone
     );
     let _ = writeln!(out, "view: {}", info.view.as_str());
     for n in &info.notes {
@@ -54,6 +61,7 @@ fn check_json(g: &Generation) -> Object<'_> {
         .field("format", FORMAT)
         .field("valid", true)
         .field("zone", &g.zone)
+        .field("zones", g.zone_list())
         .field("input", &g.input)
         .field("record_digest", &g.record_digest)
         .field("served", report::sorted::records(&g.records))
@@ -89,6 +97,7 @@ mod tests {
                 "format": FORMAT,
                 "valid": true,
                 "zone": g.zone,
+                "zones": g.zone_list(),
                 "input": g.input,
                 "record_digest": g.record_digest,
                 "served": categorised(serde_json::to_value(&g.records).unwrap()),

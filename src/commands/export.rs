@@ -1,5 +1,9 @@
-//! `pigsty-dns export`: hand the records (the forward zone, or with `--zone-of reverse` the reverse
+//! `pigsty-dns export`: hand the records (a forward zone, or with `--zone-of reverse` the reverse
 //! zone) to any other server.
+//!
+//! A zone file holds one zone, so with several served zones `--format zone` needs `--zone Z`: written
+//! without it, it is refused with the zones to choose from, never one zone silently for all (a
+//! secondary fed it would answer NXDOMAIN for the others' names). `hosts` and `json` hold every zone.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -77,29 +81,39 @@ fn pick_generation(dir: &StateDir, serial: Option<u32>) -> Result<Generation, Ap
     })
 }
 
-/// The apex of either zone: the one SOA (same serial, same MINIMUM) and the NS set.
-fn apex(out: &mut String, g: &Generation) {
+/// The apex of a zone: the one SOA (same serial, same MINIMUM; `rname` the zone's contact) and the NS
+/// set.
+fn apex(out: &mut String, g: &Generation, rname: &str) {
     let s = &g.soa;
     let _ = writeln!(
         out,
         "@\t{}\tIN\tSOA\t{} {} {} {} {} {} {}",
-        g.ttl, s.mname, s.rname, g.serial, s.refresh, s.retry, s.expire, s.minimum
+        g.ttl, s.mname, rname, g.serial, s.refresh, s.retry, s.expire, s.minimum
     );
     for ns in &g.ns {
         let _ = writeln!(out, "@\t{}\tIN\tNS\t{ns}", g.ttl);
     }
 }
 
-/// An RFC 1035 master file of the generation, names relative to `$ORIGIN`, sorted.
+/// An RFC 1035 master file of the generation's first zone, names relative to `$ORIGIN`, sorted.
 pub fn zone_file(g: &Generation) -> String {
+    zone_file_of(g, &g.zone)
+}
+
+/// An RFC 1035 master file of one served zone of the generation: its apex and its own names only.
+pub fn zone_file_of(g: &Generation, zone: &str) -> String {
     let mut out = format!(
         "; pigsty-dns export: zone {} serial {} record digest {}\n$ORIGIN {}.\n$TTL {}\n",
-        g.zone, g.serial, g.record_digest, g.zone, g.ttl
+        zone, g.serial, g.record_digest, zone, g.ttl
     );
-    apex(&mut out, g);
-    let suffix = format!(".{}", g.zone);
-    for r in &g.records {
-        let owner = if r.name == g.zone {
+    apex(&mut out, g, &format!("hostmaster.{zone}."));
+    let suffix = format!(".{zone}");
+    for r in g
+        .records
+        .iter()
+        .filter(|r| crate::dns::name::in_zone(&r.name, zone))
+    {
+        let owner = if r.name == zone {
             "@"
         } else {
             r.name.strip_suffix(&suffix).unwrap_or(&r.name)
@@ -117,7 +131,7 @@ pub fn reverse_zone_file(g: &Generation) -> Option<String> {
         "; pigsty-dns export: zone {zone} (reverse of {}) serial {} record digest {}\n$ORIGIN {zone}.\n$TTL {}\n",
         g.zone, g.serial, g.record_digest, g.ttl
     );
-    apex(&mut out, g);
+    apex(&mut out, g, &g.soa.rname);
     for p in &g.ptr {
         let _ = writeln!(
             out,
@@ -128,6 +142,51 @@ pub fn reverse_zone_file(g: &Generation) -> Option<String> {
         );
     }
     Some(out)
+}
+
+/// The served zone `--format zone` writes: `--zone`, which must be one of the generation's, else its
+/// only zone; with several and no `--zone`, the error names them.
+fn forward_zone(g: &Generation, asked: Option<&str>) -> Result<String, AppError> {
+    let zones = g.zone_list();
+    let choose = || {
+        zones
+            .iter()
+            .map(|z| format!("--zone {z}"))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    };
+    match asked {
+        Some(a) => {
+            let folded = a.trim_end_matches('.').to_ascii_lowercase();
+            match zones.iter().find(|z| **z == folded) {
+                Some(z) => Ok(z.to_string()),
+                None => Err(AppError::new(
+                    Class::Usage,
+                    format!(
+                        "--zone {}: generation {} serves {}",
+                        crate::output::text::quote(a),
+                        g.serial,
+                        zones.join(", ")
+                    ),
+                    format!("give {}", choose()),
+                )),
+            }
+        }
+        None if zones.len() == 1 => Ok(zones[0].to_string()),
+        None => Err(AppError::new(
+            Class::Usage,
+            format!(
+                "generation {} serves {} zones ({}), and a zone file holds one",
+                g.serial,
+                zones.len(),
+                zones.join(", ")
+            ),
+            format!(
+                "give {}, one file each (--format hosts or json holds every zone)",
+                choose()
+            ),
+        )),
+    }
 }
 
 /// `address<TAB>names`, one line per address in numeric order, names sorted.
@@ -151,8 +210,16 @@ pub fn run(
     serial: Option<u32>,
     format: ExportFormat,
     zone_of: ZoneOf,
+    zone: Option<&str>,
     output: Option<&Path>,
 ) -> Result<Report, AppError> {
+    if zone.is_some() && (format != ExportFormat::Zone || zone_of == ZoneOf::Reverse) {
+        return Err(AppError::new(
+            Class::Usage,
+            "--zone picks the forward zone of a zone file; it goes with --format zone only",
+            "run pigsty-dns export --format zone --zone ZONE (hosts and json hold every zone)",
+        ));
+    }
     if zone_of == ZoneOf::Reverse && format != ExportFormat::Zone {
         return Err(AppError::new(
             Class::Usage,
@@ -173,7 +240,7 @@ pub fn run(
                 "load the input again to seal it with its PTRs: pigsty-dns load host-names.yml",
             )
         })?,
-        (ExportFormat::Zone, ZoneOf::Forward) => zone_file(&g),
+        (ExportFormat::Zone, ZoneOf::Forward) => zone_file_of(&g, &forward_zone(&g, zone)?),
         (ExportFormat::Hosts, _) => hosts_lines(&g),
         // Format-2 files are a JSON header plus lines, so JSON is rendered from the generation itself.
         (ExportFormat::Json, _) => {

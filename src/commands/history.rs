@@ -28,6 +28,9 @@ struct HistoryRow {
     created: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     zone: Option<String>,
+    /// Every zone, the first `zone`, for a generation of several (absent for one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zones: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     served: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,6 +112,7 @@ fn row(e: &store::Entry, newest_good: Option<u32>) -> HistoryRow {
         path: e.path.display().to_string(),
         created: g.map(|g| g.created.clone()),
         zone: g.map(|g| g.zone.clone()),
+        zones: g.filter(|g| !g.zones.is_empty()).map(|g| g.zones.clone()),
         served: g.map(|g| g.records.len()),
         record_digest: g.map(|g| g.record_digest.clone()),
         input: g.map(|g| g.input.clone()),
@@ -136,7 +140,12 @@ fn table(rows: &[HistoryRow]) -> String {
             "{:>10}  {:20}  {:12}  {:>6}  {:16}  {status}",
             r.serial,
             r.created.as_deref().unwrap_or("-"),
-            r.zone.as_deref().unwrap_or("-"),
+            r.zones
+                .as_ref()
+                .map(|z| z.join(","))
+                .or_else(|| r.zone.clone())
+                .as_deref()
+                .unwrap_or("-"),
             r.served
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "-".into()),

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::dns::name::Zone;
+use crate::dns::name::{Zone, Zones};
 use crate::dns::probe::{self, ProbeError, SoaAnswer};
 use crate::dns::transport::Transport;
 use crate::error::{AppError, Class};
@@ -23,7 +23,7 @@ use super::report;
 
 pub struct LoadOptions<'a> {
     pub path: &'a Path,
-    pub zone: &'a Zone,
+    pub zone: &'a Zones,
     pub state_dir: Option<&'a Path>,
     pub ttl: u32,
     pub negative_ttl: u32,
@@ -135,7 +135,15 @@ pub fn run(o: &LoadOptions<'_>) -> Result<Report, AppError> {
     let addr = status_file::server_addr(o.server, Some(&root));
     // Without --server, only a server recorded as running for this state dir can serve it.
     let known = o.server.is_some() || status_file::running(&root).is_some();
-    let (mut report, live) = confirm_live(report, &g, addr, &root, o.zone, known, o.require_live)?;
+    let (mut report, live) = confirm_live(
+        report,
+        &g,
+        addr,
+        &root,
+        o.zone.first(),
+        known,
+        o.require_live,
+    )?;
     visible::after_live(&mut report, &g, live);
     if o.wait_visible {
         return visible::wait_visible(report, &g, &changes);

@@ -3,7 +3,6 @@
 use std::path::Path;
 
 use super::report;
-use crate::dns::name::Zone;
 use crate::error::{AppError, Class};
 use crate::input::records::RecordSet;
 use crate::output::Report;
@@ -35,15 +34,15 @@ pub fn run(serial: u32, state_dir: Option<&Path>, dry_run: bool) -> Result<Repor
             "roll back to a serial that history lists as good",
         )
     })?;
-    let zone = Zone::parse(&old.zone).map_err(|e| {
+    let zones = old.served_zones().map_err(|e| {
         AppError::new(
             Class::Integrity,
-            format!("generation {serial} has zone {e}"),
+            format!("generation {serial} {e}"),
             "roll back to another serial",
         )
     })?;
     let set = RecordSet {
-        zone,
+        zones,
         records: old.records.clone(),
         ptr: old.ptr.clone(),
         not_served: old.not_served.clone(),

@@ -1,5 +1,5 @@
 //! `pigsty-dns status`: the running server's status file, cross-checked with a live SOA probe over UDP
-//! and TCP of the zone and of its reverse zone.
+//! and TCP of each served zone and of the reverse zone.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::dns::name::Zone;
+use crate::dns::name::{Zone, Zones};
 use crate::dns::probe::{self, ProbeError, SoaAnswer};
 use crate::dns::transport::Transport;
 use crate::error::{AppError, Class};
@@ -16,10 +16,12 @@ use crate::store::status_file::{self, Status};
 
 type Probe = Result<SoaAnswer, ProbeError>;
 
-/// The SOA probes over UDP and TCP of the zone and (when the status file names one) the reverse zone.
+/// The SOA probes over UDP and TCP of the first zone, of every other served zone and (when the
+/// status file names one) of the reverse zone.
 struct Probes {
     udp: Probe,
     tcp: Probe,
+    others: Vec<(Zone, Probe, Probe)>,
     reverse: Option<(Probe, Probe)>,
 }
 
@@ -29,25 +31,28 @@ impl Probes {
     }
 }
 
+/// The zones the status file says are served (else the `--zone` set).
+fn served_zones(file: Option<&Status>, given: &Zones) -> Zones {
+    file.and_then(|s| Zones::parse(&s.zones()).ok())
+        .unwrap_or_else(|| given.clone())
+}
+
 /// `pigsty-dns status`: the status file, cross-checked with a live SOA probe over UDP and TCP.
-pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<Report, AppError> {
+pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zones) -> Result<Report, AppError> {
     // A refused status file reads as none, and the report says why.
     let checked = status_file::read_checked(state_dir);
     let refused = checked.as_ref().err().cloned();
     let file = checked.ok().flatten();
     let alive = file.as_ref().is_some_and(Status::is_running);
     let addr = status_file::server_addr(server, Some(state_dir));
-    let zone = file
-        .as_ref()
-        .and_then(|s| Zone::parse(&s.zone).ok())
-        .unwrap_or_else(|| zone.clone());
+    let zones = served_zones(file.as_ref(), zone);
     // The reverse zone the status file names is probed too: both zones come from one generation.
     let reverse = file
         .as_ref()
         .filter(|_| alive)
         .and_then(|s| s.reverse_zone.as_deref())
         .and_then(|z| Zone::parse(z).ok());
-    let probes = probe_both(addr, &zone, reverse.as_ref())?;
+    let probes = probe_all(addr, &zones, reverse.as_ref())?;
     let verdict = verdict(file.as_ref(), alive, &probes);
     // The served records stay in memory; only a new load can store them again.
     let live_file_gone = file
@@ -62,6 +67,7 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
             "state_dir": state_dir.display().to_string(),
             "server": addr.to_string(),
             "probe": {"udp": probe_json(&probes.udp), "tcp": probe_json(&probes.tcp)},
+            "zone_probes": probes.others.iter().map(|(z, u, t)| json!({"zone": z.as_str(), "udp": probe_json(u), "tcp": probe_json(t)})).collect::<Vec<_>>(),
             "reverse_probe": probes.reverse.as_ref().map(|(u, t)| json!({"udp": probe_json(u), "tcp": probe_json(t)})),
             "status": file,
     });
@@ -95,9 +101,15 @@ pub fn run(state_dir: &Path, server: Option<SocketAddr>, zone: &Zone) -> Result<
     }
 }
 
-fn probe_both(addr: SocketAddr, zone: &Zone, reverse: Option<&Zone>) -> Result<Probes, AppError> {
+fn probe_all(addr: SocketAddr, zones: &Zones, reverse: Option<&Zone>) -> Result<Probes, AppError> {
     probe::block_on(async {
         let t = Duration::from_millis(1500);
+        let mut others = Vec::new();
+        for z in zones.iter().skip(1) {
+            let udp = probe::soa(addr, Transport::Udp, z, t).await;
+            let tcp = probe::soa(addr, Transport::Tcp, z, t).await;
+            others.push((z.clone(), udp, tcp));
+        }
         let reverse = match reverse {
             Some(r) => Some((
                 probe::soa(addr, Transport::Udp, r, t).await,
@@ -106,8 +118,9 @@ fn probe_both(addr: SocketAddr, zone: &Zone, reverse: Option<&Zone>) -> Result<P
             None => None,
         };
         Probes {
-            udp: probe::soa(addr, Transport::Udp, zone, t).await,
-            tcp: probe::soa(addr, Transport::Tcp, zone, t).await,
+            udp: probe::soa(addr, Transport::Udp, zones.first(), t).await,
+            tcp: probe::soa(addr, Transport::Tcp, zones.first(), t).await,
+            others,
             reverse,
         }
     })
@@ -120,9 +133,15 @@ fn verdict(file: Option<&Status>, alive: bool, p: &Probes) -> &'static str {
     let reverse_ok = p.reverse.as_ref().is_none_or(|(u, t)| {
         serial_of(u).is_some() && serial_of(u) == serial_of(t) && serial_of(u) == serial_of(&p.udp)
     });
+    let others_ok = p.others.iter().all(|(_, u, t)| {
+        serial_of(u).is_some() && serial_of(u) == serial_of(t) && serial_of(u) == serial_of(&p.udp)
+    });
     let live_serial = |s: &Status| p.udp.as_ref().is_ok_and(|a| a.serial == s.serial);
     match (file, alive, p.answering()) {
-        (Some(s), true, true) if live_serial(s) && reverse_ok => "running",
+        (Some(s), true, true) if live_serial(s) && reverse_ok && others_ok => "running",
+        (Some(s), true, true) if live_serial(s) && reverse_ok => {
+            "running, but a served zone does not answer its SOA with the live serial"
+        }
         (Some(s), true, true) if live_serial(s) => {
             "running, but the reverse zone does not answer its SOA with the live serial"
         }
@@ -152,6 +171,13 @@ fn probes_text(addr: SocketAddr, reverse: Option<&Zone>, p: &Probes) -> String {
         probe_text(&p.udp),
         probe_text(&p.tcp)
     );
+    for (z, u, t) in &p.others {
+        out.push_str(&format!(
+            "probe {addr} {z}: UDP {}; TCP {}\n",
+            probe_text(u),
+            probe_text(t)
+        ));
+    }
     if let (Some(z), Some((u, t))) = (reverse, &p.reverse) {
         out.push_str(&format!(
             "probe {addr} {z}: UDP {}; TCP {}\n",
@@ -167,11 +193,12 @@ fn probes_text(addr: SocketAddr, reverse: Option<&Zone>, p: &Probes) -> String {
 fn file_text(s: &Status, live_file_gone: bool) -> String {
     let uptime = status_file::now_unix().saturating_sub(s.started_unix);
     let mut out = format!(
-        "status file ({}, pid {}, updated {}):\n  zone {}  reverse zone {}  serial {}  records {}  record digest {}\n",
+        "status file ({}, pid {}, updated {}):\n  {} {}  reverse zone {}  serial {}  records {}  record digest {}\n",
         s.state,
         s.pid,
         s.updated,
-        s.zone,
+        if s.zones.len() > 1 { "zones" } else { "zone" },
+        s.zones().join(", "),
         s.reverse_zone.as_deref().unwrap_or("none"),
         s.serial,
         s.records,

@@ -6,7 +6,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::digest::sha256_hex;
-use crate::dns::name::Zone;
+use crate::dns::name::Zones;
 use crate::error::{AppError, Class, More, Problem};
 use crate::input::inventory::{self, InputError, MAX_INPUT_BYTES, Reading, View};
 use crate::input::problems::Problems;
@@ -24,7 +24,7 @@ pub struct ViewInfo {
 /// input and the view it was read as.
 pub fn read_as(
     path: &Path,
-    zone: &Zone,
+    zone: &(impl Clone + Into<Zones>),
     reading: &Reading,
 ) -> Result<(RecordSet, Input, ViewInfo), AppError> {
     let shown = crate::output::text::path(path);

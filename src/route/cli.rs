@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::adapter::link::{DEFAULT_LINK, DEFAULT_LINK_ADDRESS};
 use super::adapter::{AdapterName, LinkKind, Variant};
-use crate::defaults::{ENV_LISTEN, ENV_ZONE, LISTEN_STR, ZONE};
+use crate::defaults::{ENV_LISTEN, ENV_ZONE, LISTEN_STR, ZONES};
 
 #[derive(Args, Debug, Clone)]
 pub struct Where {
@@ -41,8 +41,10 @@ pub enum RouteCommand {
         /// journal.
         #[arg(long, env = ENV_LISTEN, default_value = LISTEN_STR, value_parser = server_addr)]
         server: SocketAddr,
-        #[arg(long, env = ENV_ZONE, default_value = ZONE)]
-        zone: String,
+        /// A zone the daemon serves, each routed (repeat it, or list them comma-separated in the
+        /// environment variable); the same set as `serve --zone`.
+        #[arg(long, env = ENV_ZONE, value_delimiter = ',', default_values = ZONES)]
+        zone: Vec<String>,
         /// Override detection. resolved-global sends every other name to the daemon too.
         #[arg(long, value_enum)]
         adapter: Option<AdapterName>,
@@ -110,5 +112,48 @@ fn server_addr(s: &str) -> Result<SocketAddr, String> {
             v6.port()
         )),
         _ => Ok(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::RouteCommand;
+    use crate::route::zones_arg;
+
+    #[derive(Parser)]
+    struct Route {
+        #[command(subcommand)]
+        cmd: RouteCommand,
+    }
+
+    fn zones(args: &[&str]) -> Vec<String> {
+        let argv = ["route", "install"].iter().chain(args).copied();
+        match Route::try_parse_from(argv).unwrap().cmd {
+            RouteCommand::Install { zone, .. } => zone,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn zone_repeats_takes_a_comma_list_and_defaults_to_both_zones() {
+        assert_eq!(zones(&[]), ["pigsty.test", "pigsty"]);
+        assert_eq!(zones(&["--zone", "pigsty"]), ["pigsty"]);
+        assert_eq!(
+            zones(&["--zone", "pigsty.test", "--zone", "corp.test"]),
+            ["pigsty.test", "corp.test"]
+        );
+        // The environment variable's form.
+        assert_eq!(zones(&["--zone", "a.test,pigsty"]), ["a.test", "pigsty"]);
+        let set = zones_arg(&zones(&["--zone", "pigsty.test, pigsty"])).unwrap();
+        assert_eq!(set.to_string(), "pigsty.test, pigsty");
+        let e = zones_arg(&zones(&["--zone", "pigsty,pigsty"])).unwrap_err();
+        assert!(
+            e.message.starts_with("--zone (or PIGSTY_DNS_ZONE) ") && e.message.contains("pigsty"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.class.exit_code(), 2);
     }
 }

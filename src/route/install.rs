@@ -50,6 +50,7 @@ fn journal_for(plan: &Plan, files: Vec<JournalFile>, dirs: Vec<String>, state: S
         state,
         adapter: plan.adapter,
         zone: plan.zone.clone(),
+        zones: plan.zones.clone(),
         reverse_zone: plan.reverse_zone.clone(),
         server: plan.server.to_string(),
         variant: plan.variant,
@@ -186,7 +187,8 @@ pub fn install(
     yes: bool,
 ) -> Result<Report, AppError> {
     let jpath = journal::path(&ctx.journal_dir);
-    let live = live::for_zone(ctx.state_dir.as_deref(), req.zone.as_str());
+    let zones: Vec<String> = req.zones.iter().map(|z| z.to_string()).collect();
+    let live = live::for_zones(ctx.state_dir.as_deref(), &zones);
     let (mut plan, stale) = make_plan(ctx, req, &live, &jpath)?;
     let hosts = hosts_view::for_plan(ctx, &mut plan)?;
     let shown = plan::text(&plan);
@@ -234,7 +236,7 @@ fn make_plan(
     let mut plan = plan::build(&ctx.facts, req, reverse, &ctx.root, jpath, ctx.runner)?;
     not_someone_elses_link(ctx, &plan)?;
     if let Err(no) = live {
-        plan.notes.push(no.note(req.zone.as_str()));
+        plan.notes.push(no.note(&plan.zones));
     }
     let stale: Vec<JournalFile> = match journal::read(&ctx.journal_dir) {
         Ok(Some(j)) => j
@@ -332,15 +334,17 @@ fn refuse_claimants(plan: &Plan) -> Result<(), AppError> {
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
-        claim::advice(&plan.claimants, &plan.zone, Seen::Install),
+        claim::advice(&plan.claimants, &plan.zones.join(", "), Seen::Install),
     ))
 }
 
 /// Installing again is fine (it is idempotent); a different route must be uninstalled first.
 fn refuse_another_route(j: &Journal, plan: &Plan, jpath: &Path) -> Result<(), AppError> {
+    // The same route when it shares a zone: an install of a release that routed one zone is
+    // upgraded in place to the whole set (and a zone dropped from the set stops being routed).
     let same = j.adapter == plan.adapter
         && j.server == plan.server.to_string()
-        && j.zone == plan.zone
+        && j.zones().iter().any(|z| plan.zones.contains(z))
         && j.link == plan.link;
     if same {
         return Ok(());
@@ -351,29 +355,52 @@ fn refuse_another_route(j: &Journal, plan: &Plan, jpath: &Path) -> Result<(), Ap
             "a route is already installed ({} to {} for {}, journal {})",
             j.adapter,
             j.server,
-            j.zone,
+            j.zones().join(", "),
             jpath.display()
         ),
         "run pigsty-dns route uninstall first",
     ))
 }
 
-/// The daemon must answer the zone at the route's address before anything is written.
+/// The daemon must answer every zone at the route's address before anything is written: a zone it
+/// does not serve would be routed to REFUSED. One serial per generation: the first zone's.
 fn daemon_serial(ctx: &Ctx<'_>, req: &Request) -> Result<u32, AppError> {
-    let zone = &req.zone;
-    (ctx.preflight)(req.server, zone).map_err(|e| {
-        AppError::new(
-            Class::Runtime,
-            format!(
-                "preflight: the daemon does not answer {zone} SOA over UDP and TCP at {}: {e}",
-                req.server
-            ),
-            format!(
-                "start it first (pigsty-dns serve --listen {}), or give its address with --server",
-                req.server
-            ),
-        )
-    })
+    let mut serial = None;
+    for zone in req.zones.iter() {
+        let s = (ctx.preflight)(req.server, zone).map_err(|e| {
+            AppError::new(
+                Class::Runtime,
+                format!(
+                    "preflight: the daemon does not answer {zone} SOA over UDP and TCP at {}: {e}",
+                    req.server
+                ),
+                start_hint(req),
+            )
+        })?;
+        serial.get_or_insert(s);
+    }
+    Ok(serial.unwrap_or_default())
+}
+
+/// The preflight's `next:`: start the daemon serving the route's zones (its `--zone` flags unless they
+/// are the defaults), or route only what it serves.
+fn start_hint(req: &Request) -> String {
+    let names: Vec<&str> = req.zones.iter().map(|z| z.as_str()).collect();
+    let flags: String = if names == crate::defaults::ZONES {
+        String::new()
+    } else {
+        names.iter().map(|z| format!(" --zone {z}")).collect()
+    };
+    let only = if names.len() > 1 {
+        ", or route only the zones it serves (pigsty-dns route install --zone ZONE)"
+    } else {
+        ""
+    };
+    format!(
+        "start it first, serving {} (pigsty-dns serve --listen {}{flags}), or give its address with --server{only}",
+        names.join(", "),
+        req.server
+    )
 }
 
 /// The journal's record of the planned files.
@@ -462,7 +489,7 @@ fn installed_text(plan: &Plan, no_live: Option<&NoLive>, checks: &[Check], jpath
     let mut s = format!(
         "installed: {} routes {}{} to {}\n",
         plan.adapter,
-        plan.zone,
+        plan.zones.join(", "),
         plan.reverse_zone
             .as_deref()
             .map(|r| format!(" and {r}"))
@@ -470,7 +497,7 @@ fn installed_text(plan: &Plan, no_live: Option<&NoLive>, checks: &[Check], jpath
         plan.server
     );
     if let Some(no) = no_live {
-        s.push_str(&format!("  note: {}\n", no.note(&plan.zone)));
+        s.push_str(&format!("  note: {}\n", no.note(&plan.zones)));
     }
     for c in checks {
         s.push_str(&format!("  ok  {}: {}\n", c.check, c.detail));

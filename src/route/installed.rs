@@ -9,7 +9,7 @@ use super::adapter::{self, AdapterName, LinkKind, Params, Variant, link::DEFAULT
 use super::detect::Facts;
 use super::files::{self, Owned};
 use super::journal::{self, Journal};
-use crate::defaults::{LISTEN, ZONE};
+use crate::defaults::{LISTEN, ZONES};
 
 fn cidr(s: &str) -> Option<(Ipv4Addr, u8)> {
     let (a, p) = s.split_once('/')?;
@@ -21,7 +21,7 @@ fn cidr(s: &str) -> Option<(Ipv4Addr, u8)> {
 pub fn default_params(f: &Facts) -> Params {
     let (address, prefix) = cidr(DEFAULT_LINK_ADDRESS).expect("the default link address is a CIDR");
     Params {
-        zone: ZONE.into(),
+        zones: ZONES.iter().map(|z| z.to_string()).collect(),
         reverse: None,
         server: LISTEN,
         link: DEFAULT_LINK.into(),
@@ -45,7 +45,7 @@ pub fn params_from(j: &Journal, f: &Facts) -> Params {
         .and_then(cidr)
         .unwrap_or((base.address, base.prefix));
     Params {
-        zone: j.zone.clone(),
+        zones: j.zones(),
         reverse: j.reverse_zone.clone(),
         server: j.server.parse::<SocketAddr>().unwrap_or(base.server),
         link: j.link.clone().unwrap_or(base.link.clone()),
@@ -161,7 +161,7 @@ pub fn presence(root: &Path, journal_dir: &Path) -> Presence {
 
 /// Without a journal: pigsty-dns's files at the places it writes, found by their marker.
 pub fn orphans(root: &Path) -> Vec<(PathBuf, Owned)> {
-    let (mut cands, dirs) = adapter::places(ZONE);
+    let (mut cands, dirs) = adapter::places(ZONES);
     for dir in dirs {
         if let Ok(rd) = std::fs::read_dir(files::under(root, dir)) {
             for e in rd.flatten() {

@@ -67,7 +67,13 @@ pub struct Journal {
     pub format: u32,
     pub state: State,
     pub adapter: AdapterName,
+    /// The first routed zone (where a single label goes): all a journal of a release that routed one
+    /// zone has, and kept so such a release reads this one too.
     pub zone: String,
+    /// Every routed forward zone, `zone` first; absent in journals written before several zones were
+    /// routed (then `zone` alone): read through [`Journal::zones`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
     /// The reverse zone routed beside `zone` (from the live generation's /24 at install time). Absent
     /// in journals written before reverse zones were routed, and when there was no generation yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -85,6 +91,17 @@ pub struct Journal {
     pub pre_undo: Vec<Step>,
     pub undo: Vec<Step>,
     pub written_at: String,
+}
+
+impl Journal {
+    /// The forward zones this route carries: `zones`, or `zone` alone in a journal from before.
+    pub fn zones(&self) -> Vec<String> {
+        if self.zones.is_empty() {
+            vec![self.zone.clone()]
+        } else {
+            self.zones.clone()
+        }
+    }
 }
 
 pub fn path(dir: &Path) -> PathBuf {

@@ -16,7 +16,10 @@ const GENERATIONS: &str = "generations";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Live {
     pub state_dir: PathBuf,
+    /// The first served zone (where a single label goes).
     pub zone: String,
+    /// Every forward zone the generation serves, `zone` first.
+    pub zones: Vec<String>,
     pub serial: u32,
     /// `C.B.A.in-addr.arpa`; `None` for the empty zone.
     pub reverse: Option<String>,
@@ -66,11 +69,23 @@ pub fn read(state_dir: &Path) -> Result<Option<Live>, String> {
         .map(|g| Live {
             state_dir: state_dir.to_path_buf(),
             zone: g.zone.clone(),
+            zones: served_zones(&g),
             serial: g.serial,
             reverse: records::reverse_zone(&g.records),
             ptr: g.ptr,
             records: g.records,
         }))
+}
+
+/// The forward zones a generation serves: its `zones` list, or its one `zone` for a generation of one
+/// zone (which records no list, as the releases that served one zone wrote it). The one place the
+/// route reads it.
+fn served_zones(g: &crate::zone::generation::Generation) -> Vec<String> {
+    if g.zones.is_empty() {
+        vec![g.zone.clone()]
+    } else {
+        g.zones.clone()
+    }
 }
 
 /// Why there is no reverse zone to route.
@@ -80,17 +95,18 @@ pub enum NoLive {
     NoStateDir,
     /// The state dir has no generation with addresses (nothing loaded yet, or the empty zone).
     Empty(PathBuf),
-    /// Its newest generation serves another zone than the route's.
+    /// Its newest generation serves none of the route's zones.
     OtherZone {
         dir: PathBuf,
-        zone: String,
+        zones: Vec<String>,
     },
     Unreadable(String),
 }
 
 impl NoLive {
-    /// The plan's note: why only `zone` is routed, and what to do about it.
-    pub fn note(&self, zone: &str) -> String {
+    /// The plan's note: why only the forward `zones` are routed, and what to do about it.
+    pub fn note(&self, zones: &[String]) -> String {
+        let zone = zones.join(", ");
         let only = format!("routing only {zone}");
         match self {
             NoLive::NoStateDir => format!(
@@ -100,27 +116,39 @@ impl NoLive {
                 "{only}: no generation with addresses in {} yet (the empty zone has no reverse zone); run route install again after the first load to route the reverse zone too",
                 d.display()
             ),
-            NoLive::OtherZone { dir, zone: other } => format!(
-                "{only}: the newest generation in {} is for {other}, not {zone}",
-                dir.display()
+            NoLive::OtherZone { dir, zones: other } => format!(
+                "{only}: the newest generation in {} serves {}, none of the routed zones",
+                dir.display(),
+                other.join(", ")
             ),
             NoLive::Unreadable(e) => format!("{only}: {e}"),
         }
     }
 }
 
-/// The live generation of `state_dir` for `zone`, with a reverse zone; else why there is none.
-pub fn for_zone(state_dir: Option<&Path>, zone: &str) -> Result<Live, NoLive> {
+/// The live generation of `state_dir` serving any of `zones`, with a reverse zone; else why there is
+/// none.
+pub fn for_zones(state_dir: Option<&Path>, zones: &[String]) -> Result<Live, NoLive> {
     let dir = state_dir.ok_or(NoLive::NoStateDir)?;
     match read(dir) {
-        Ok(Some(l)) if l.zone != zone => Err(NoLive::OtherZone {
+        Ok(Some(l)) if !l.zones.iter().any(|z| zones.contains(z)) => Err(NoLive::OtherZone {
             dir: dir.to_path_buf(),
-            zone: l.zone,
+            zones: l.zones,
         }),
         Ok(Some(l)) if l.reverse.is_some() => Ok(l),
         Ok(_) => Err(NoLive::Empty(dir.to_path_buf())),
         Err(e) => Err(NoLive::Unreadable(e)),
     }
+}
+
+/// The zones the live generation serves that a route carrying `routed` does not: each is answered
+/// by the daemon but its names leave this host for the upstream ("served, not routed").
+pub fn unrouted(live: &Live, routed: &[String]) -> Vec<String> {
+    live.zones
+        .iter()
+        .filter(|z| !routed.contains(z))
+        .cloned()
+        .collect()
 }
 
 /// The reverse zone a route carries, compared with the live generation's: Ok(()) when they agree,
@@ -157,10 +185,13 @@ mod tests {
         std::fs::write(gens.join(".tmp-1"), "x").unwrap();
         assert_eq!(read(d.path()), Ok(None));
         assert_eq!(
-            for_zone(Some(d.path()), "pigsty.test"),
+            for_zones(Some(d.path()), &["pigsty.test".into()]),
             Err(NoLive::Empty(d.path().to_path_buf()))
         );
-        assert_eq!(for_zone(None, "pigsty.test"), Err(NoLive::NoStateDir));
+        assert_eq!(
+            for_zones(None, &["pigsty.test".into()]),
+            Err(NoLive::NoStateDir)
+        );
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&gens, std::fs::Permissions::from_mode(0o777)).unwrap();
         let e = read(d.path()).unwrap_err();

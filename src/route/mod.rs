@@ -1,5 +1,6 @@
-//! `pigsty-dns route install | uninstall | status`: route the zone — and only the zone — from the
-//! operating system's resolver to the daemon. detect → plan → (preflight, confirm) → apply → flush →
+//! `pigsty-dns route install | uninstall | status`: route the served zones (by default `pigsty.test`
+//! and `pigsty`, each with its own route) and the reverse zone — and only those — from the operating
+//! system's resolver to the daemon. detect → plan → (preflight, confirm) → apply → flush →
 //! verify (undo on failure) → journal; uninstall removes only what the journal lists and still matches.
 //!
 //! The rooms: `cli` (the command line), `context` (what the commands touch outside themselves),
@@ -54,8 +55,8 @@ pub use install::install;
 pub use status::status;
 pub use uninstall::uninstall;
 
-use crate::dns::name::zone_arg;
-use crate::error::AppError;
+use crate::dns::name::Zones;
+use crate::error::{AppError, Class};
 use crate::output::Report;
 use crate::store::status_file;
 use crate::sys::{Os, SystemRunner};
@@ -182,7 +183,7 @@ fn dispatch(ctx: &mut Ctx<'_>, cmd: &RouteCommand) -> Result<Report, AppError> {
             ..
         } => {
             let req = Request {
-                zone: zone_arg(zone)?,
+                zones: zones_arg(zone)?,
                 server: *server,
                 adapter: *adapter,
                 variant: *link_variant,
@@ -195,4 +196,16 @@ fn dispatch(ctx: &mut Ctx<'_>, cmd: &RouteCommand) -> Result<Report, AppError> {
         RouteCommand::Uninstall { dry_run, yes, .. } => uninstall(ctx, *dry_run, *yes),
         RouteCommand::Status { .. } => status(ctx),
     }
+}
+
+/// `--zone` (repeated) or `PIGSTY_DNS_ZONE` (comma-separated) as a checked zone set.
+pub fn zones_arg(raw: &[String]) -> Result<Zones, AppError> {
+    let raw: Vec<&str> = raw.iter().map(|z| z.trim()).collect();
+    Zones::parse(&raw).map_err(|e| {
+        AppError::new(
+            Class::Usage,
+            format!("--zone (or {}) {e}", crate::defaults::ENV_ZONE),
+            "give the zones the daemon serves, such as --zone pigsty.test --zone pigsty",
+        )
+    })
 }

@@ -17,7 +17,7 @@ use super::files::{self, Existing};
 use super::lifecycle_probe;
 use crate::defaults::{MACOS_MDNS_WHY, MDNS_PORT, SUGGESTED_PORT, with_suggested_port};
 use crate::digest::sha256_hex;
-use crate::dns::name::Zone;
+use crate::dns::name::Zones;
 use crate::error::{AppError, Class};
 use crate::sys::{Os, Runner, argv};
 
@@ -36,8 +36,11 @@ pub struct PlannedFile {
 pub struct Plan {
     pub adapter: AdapterName,
     pub reason: String,
+    /// The first of `zones` (where a single label goes), as reports before several zones had it.
     pub zone: String,
-    /// The reverse zone routed beside `zone`: the live generation's /24 (`None`: only `zone`).
+    /// Every forward zone routed, in the daemon's order.
+    pub zones: Vec<String>,
+    /// The reverse zone routed beside `zones`: the live generation's /24 (`None`: only `zones`).
     pub reverse_zone: Option<String>,
     pub server: SocketAddr,
     pub variant: Option<Variant>,
@@ -67,7 +70,7 @@ pub struct Plan {
 /// What the user asked for.
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub zone: Zone,
+    pub zones: Zones,
     pub server: SocketAddr,
     pub adapter: Option<AdapterName>,
     pub variant: Option<Variant>,
@@ -76,17 +79,21 @@ pub struct Request {
     pub link_kind: Option<LinkKind>,
 }
 
-fn unsupported(why: &str) -> AppError {
+fn unsupported(why: &str, zones: &Zones) -> AppError {
+    let each: Vec<String> = zones.iter().map(|z| format!("`{z}`")).collect();
     AppError::new(
         Class::Capability,
         format!("unsupported: {why}"),
-        "route the zone by hand: a dnsmasq or unbound forward zone `pigsty.test` -> the daemon's address, \
-         or run dig @127.0.0.1 -p PORT directly; or pick one with --adapter (see pigsty-dns route install --help)",
+        format!(
+            "route the zones by hand: a dnsmasq or unbound forward zone {} -> the daemon's address, \
+             or run dig @127.0.0.1 -p PORT directly; or pick one with --adapter (see pigsty-dns route install --help)",
+            each.join(" and ")
+        ),
     )
 }
 
 /// The adapter detection picks, and why.
-pub fn choose(f: &Facts) -> Result<(AdapterName, String), AppError> {
+pub fn choose(f: &Facts, zones: &Zones) -> Result<(AdapterName, String), AppError> {
     match f.os {
         Os::Macos => {
             return Ok((
@@ -97,6 +104,7 @@ pub fn choose(f: &Facts) -> Result<(AdapterName, String), AppError> {
         Os::Other => {
             return Err(unsupported(
                 "this operating system has no known per-domain resolver route",
+                zones,
             ));
         }
         Os::Linux => {}
@@ -111,11 +119,13 @@ pub fn choose(f: &Facts) -> Result<(AdapterName, String), AppError> {
         return Err(unsupported(
             "systemd-resolved is not running here (resolvectl status failed) and NetworkManager is not in dns=dnsmasq mode; \
              a plain /etc/resolv.conf has no per-domain routing",
+            zones,
         ));
     }
     let Some(v) = &f.systemd else {
         return Err(unsupported(
             "resolved runs but `resolvectl --version` gave no systemd version",
+            zones,
         ));
     };
     if v.major >= 258 {
@@ -145,10 +155,13 @@ pub fn choose(f: &Facts) -> Result<(AdapterName, String), AppError> {
                     v.raw
                 ),
             )),
-            Some(p) => Err(unsupported(&format!(
-                "{}: systemd 252.{p} sends per-link 127.0.0.1 out of the link (fixed in 252.3, systemd#25438)",
-                v.raw
-            ))),
+            Some(p) => Err(unsupported(
+                &format!(
+                    "{}: systemd 252.{p} sends per-link 127.0.0.1 out of the link (fixed in 252.3, systemd#25438)",
+                    v.raw
+                ),
+                zones,
+            )),
             None => Ok((
                 AdapterName::ResolvedLink,
                 format!(
@@ -158,10 +171,13 @@ pub fn choose(f: &Facts) -> Result<(AdapterName, String), AppError> {
             )),
         };
     }
-    Err(unsupported(&format!(
-        "{}: systemd <= 252.2 sends per-link loopback DNS out of the link (systemd#25397), and a global DNS= takes over all DNS",
-        v.raw
-    )))
+    Err(unsupported(
+        &format!(
+            "{}: systemd <= 252.2 sends per-link loopback DNS out of the link (systemd#25397), and a global DNS= takes over all DNS",
+            v.raw
+        ),
+        zones,
+    ))
 }
 
 fn parse_cidr(s: &str) -> Result<(Ipv4Addr, u8), AppError> {
@@ -243,7 +259,7 @@ pub fn build(
     check_server(req.server)?;
     let (adapter, reason) = match req.adapter {
         Some(a) => (a, "chosen with --adapter".to_string()),
-        None => choose(f)?,
+        None => choose(f, &req.zones)?,
     };
     let mut warnings = server_warnings(adapter, req.server)?;
     check_link_name(&req.link)?;
@@ -254,9 +270,9 @@ pub fn build(
         Variant::Runtime
     });
     let mut notes = f.notes.clone();
-    let kind = link_kind(f, req.link_kind, adapter, &mut notes)?;
+    let kind = link_kind(f, &req.zones, req.link_kind, adapter, &mut notes)?;
     let params = Params {
-        zone: req.zone.as_str().to_string(),
+        zones: req.zones.iter().map(|z| z.as_str().to_string()).collect(),
         reverse,
         server: req.server,
         link: req.link.clone(),
@@ -286,7 +302,8 @@ pub fn build(
     Ok(Plan {
         adapter,
         reason,
-        zone: params.zone.clone(),
+        zone: params.zones[0].clone(),
+        zones: params.zones.clone(),
         reverse_zone: params.reverse.clone(),
         server: req.server,
         variant: is_link.then_some(variant),
@@ -354,6 +371,7 @@ fn check_link_name(link: &str) -> Result<(), AppError> {
 /// The link's driver: as asked, else dummy, else ifb where the kernel has no dummy driver.
 fn link_kind(
     f: &Facts,
+    zones: &Zones,
     asked: Option<LinkKind>,
     adapter: AdapterName,
     notes: &mut Vec<String>,
@@ -365,6 +383,7 @@ fn link_kind(
         (Driver::Missing, Driver::Missing) if adapter == AdapterName::ResolvedLink => {
             return Err(unsupported(
                 "the kernel has neither the dummy nor the ifb link driver, so there is no link to carry the route",
+                zones,
             ));
         }
         (Driver::Missing, _) => {
@@ -450,12 +469,18 @@ fn claimants(
         .collect()
 }
 
-/// The zone, and its reverse zone when the route carries one: "pigsty.test (or 10.10.10.in-addr.arpa)".
+/// The zones, and the reverse zone when the route carries one: "pigsty.test, pigsty (or
+/// 10.10.10.in-addr.arpa)".
 pub fn zones_shown(p: &Plan) -> String {
     match &p.reverse_zone {
-        Some(r) => format!("{} (or {r})", p.zone),
-        None => p.zone.clone(),
+        Some(r) => format!("{} (or {r})", p.zones.join(", ")),
+        None => p.zones.join(", "),
     }
+}
+
+/// "zone" or "zones", for `n` of them.
+pub fn zone_word(n: usize) -> &'static str {
+    if n == 1 { "zone" } else { "zones" }
 }
 
 /// The plan as text: every file in full with its sha256, every command.
@@ -468,10 +493,17 @@ pub fn text(p: &Plan) -> String {
     ));
     match &p.reverse_zone {
         Some(r) => s.push_str(&format!(
-            "  zone {} and reverse zone {r} -> server {}\n",
-            p.zone, p.server
+            "  {} {} and reverse zone {r} -> server {}\n",
+            zone_word(p.zones.len()),
+            p.zones.join(", "),
+            p.server
         )),
-        None => s.push_str(&format!("  zone {} -> server {}\n", p.zone, p.server)),
+        None => s.push_str(&format!(
+            "  {} {} -> server {}\n",
+            zone_word(p.zones.len()),
+            p.zones.join(", "),
+            p.server
+        )),
     }
     if let (Some(l), Some(a), Some(k), Some(v)) = (&p.link, &p.link_address, p.link_kind, p.variant)
     {

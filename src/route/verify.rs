@@ -60,9 +60,11 @@ pub fn after_apply(
         return v;
     }
     v.extend(r.reaches_daemon(ctx, p, serial, live));
-    match served_name(ctx, adapter, live) {
-        Ok(name) => v.extend(name_checks(ctx, r, p, &name, live, wait)),
-        Err(why) => v.push(check("served name", true, why)),
+    for name in served_names(ctx, adapter, p, live) {
+        match name {
+            Ok(name) => v.extend(name_checks(ctx, r, p, &name, live, wait)),
+            Err(why) => v.push(check("served name", true, why)),
+        }
     }
     if let Some(sf) = ctx.status_file.clone() {
         v.push(refused_unchanged(ctx, r, &sf));
@@ -165,13 +167,30 @@ fn refused_unchanged(ctx: &mut Ctx<'_>, r: &dyn Resolver, status_file: &Path) ->
     }
 }
 
-/// The name whose lookups prove an answer came back: `--check-name`, else the live generation's
-/// first served name in canonical order that the hosts file does not answer (issue 23); Err: why
-/// none is checked ("not checked: the zone is empty").
-fn served_name(ctx: &Ctx<'_>, adapter: AdapterName, live: Option<&Live>) -> Result<String, String> {
+/// The names checked through the native path: `--check-name`, else one served name of each forward
+/// zone (each zone has its own route: each is proven). Err: why a zone's name is not checked
+/// ("not checked: the zone is empty").
+fn served_names(
+    ctx: &Ctx<'_>,
+    adapter: AdapterName,
+    p: &Params,
+    live: Option<&Live>,
+) -> Vec<Result<String, String>> {
     match &ctx.check_name {
-        Some(n) => Ok(n.clone()),
-        None => crate::route::hosts_view::default_check_name(ctx, adapter, live),
+        Some(n) => vec![Ok(n.clone())],
+        None => {
+            let each: Vec<Result<String, String>> = p
+                .zones
+                .iter()
+                .map(|z| crate::route::hosts_view::default_check_name(ctx, adapter, live, z))
+                .collect();
+            // One zone-wide reason (no state dir, an empty generation) is said once.
+            if each.iter().all(|n| n.is_err()) {
+                each.into_iter().take(1).collect()
+            } else {
+                each
+            }
+        }
     }
 }
 
@@ -187,7 +206,7 @@ pub fn gone(ctx: &mut Ctx<'_>, adapter: AdapterName, p: &Params) -> Check {
         .zones()
         .iter()
         .map(|z| Params {
-            zone: z.to_string(),
+            zones: vec![z.to_string()],
             reverse: None,
             ..p.clone()
         })

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
-use crate::dns::name::Zone;
+use crate::dns::name::Zones;
 use crate::error::{AppError, Class};
 use crate::input;
 use crate::input::inventory::Reading;
@@ -47,7 +47,7 @@ pub struct ServeOptions {
     pub records: Option<PathBuf>,
     pub follow: bool,
     pub state_dir: Option<PathBuf>,
-    pub zone: Zone,
+    pub zone: Zones,
     pub ttl: u32,
     pub negative_ttl: u32,
     /// How `--records` is read (`--identity-only`, `--entry`).
@@ -76,7 +76,7 @@ fn bind_error(e: BindError) -> AppError {
 fn store_file(
     dir: &StateDir,
     file: &Path,
-    zone: &Zone,
+    zone: &Zones,
     ttl: u32,
     negative_ttl: u32,
     reading: &Reading,
@@ -304,7 +304,10 @@ impl Signals {
 }
 
 /// The live zone with the newest good generation of `dir` in it (or the empty zone, with a warning).
-async fn load_newest(zone: &Zone, dir: StateDir) -> Result<(Arc<Served>, Arc<StateDir>), AppError> {
+async fn load_newest(
+    zone: &Zones,
+    dir: StateDir,
+) -> Result<(Arc<Served>, Arc<StateDir>), AppError> {
     let live = Arc::new(Served::new(zone.clone()).map_err(|e| {
         AppError::new(
             Class::Usage,
@@ -324,11 +327,13 @@ async fn load_newest(zone: &Zone, dir: StateDir) -> Result<(Arc<Served>, Arc<Sta
 }
 
 /// Logs what is served and how to try it, then tells a Type=notify service manager we are ready.
-fn announce(listen: &[SocketAddr], zone: &Zone, serial: u32) {
+fn announce(listen: &[SocketAddr], zone: &Zones, serial: u32) {
     tracing::info!(listen = ?listen, zone = %zone, serial = serial, "answering");
     for a in listen {
         // The line a user can paste to check it, whatever port was chosen.
-        tracing::info!("try: dig @{} -p {} {} SOA", a.ip(), a.port(), zone);
+        for z in zone {
+            tracing::info!("try: dig @{} -p {} {} SOA", a.ip(), a.port(), z);
+        }
         if a.port() == crate::defaults::MDNS_PORT {
             tracing::warn!(
                 "{a}: 5353 is the mDNS port — macOS never sends unicast DNS to a resolver on it, and an mDNS stack \
@@ -349,7 +354,7 @@ struct StatusWriter {
     notifier: Option<Arc<Notifier>>,
     transfers: Option<Arc<Transfers>>,
     listen: Vec<SocketAddr>,
-    zone: Zone,
+    zone: Zones,
     follow: Option<PathBuf>,
     started: SystemTime,
     /// The last status written, to rewrite only on a change (an idle daemon writes nothing).
@@ -398,7 +403,12 @@ impl StatusWriter {
                 .unwrap_or(0),
             updated: crate::output::rfc3339(SystemTime::now()),
             listen: self.listen.clone(),
-            zone: self.zone.to_string(),
+            zone: self.zone.first().to_string(),
+            zones: if self.zone.len() > 1 {
+                self.zone.iter().map(|z| z.to_string()).collect()
+            } else {
+                Vec::new()
+            },
             reverse_zone: view.reverse().map(|r| r.zone().to_string()),
             serial: view.serial(),
             secondaries: self
@@ -545,7 +555,7 @@ async fn refresh_loop(
 #[derive(Clone)]
 struct FollowOpts {
     file: Option<PathBuf>,
-    zone: Zone,
+    zone: Zones,
     ttl: u32,
     negative_ttl: u32,
     reading: Reading,

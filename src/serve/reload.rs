@@ -12,7 +12,7 @@ use arc_swap::ArcSwap;
 use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
-use crate::dns::name::Zone;
+use crate::dns::name::Zones;
 use crate::store::{self, StateDir};
 use crate::zone::generation::Generation;
 use crate::zone::view::{ZoneView, ZoneViewError};
@@ -43,9 +43,10 @@ pub struct LiveInfo {
     pub last_error: Option<LastError>,
 }
 
-/// The served zone and what is known about it; shared by the server, the watcher and the status writer.
+/// The served zones and what is known about them; shared by the server, the watcher and the status
+/// writer.
 pub struct Served {
-    pub zone: Zone,
+    pub zone: Zones,
     pub view: Arc<ArcSwap<ZoneView>>,
     pub info: Mutex<LiveInfo>,
     /// Files already found bad, by (size and inode, ctime): not read again until they change.
@@ -59,7 +60,7 @@ pub enum Refresh {
 }
 
 impl Served {
-    pub fn new(zone: Zone) -> Result<Served, ZoneViewError> {
+    pub fn new(zone: Zones) -> Result<Served, ZoneViewError> {
         Ok(Served {
             view: Arc::new(ArcSwap::from_pointee(ZoneView::empty(zone.clone())?)),
             zone,
@@ -173,13 +174,37 @@ impl Served {
         checked: Result<Generation, String>,
     ) -> Result<(Generation, ZoneView), String> {
         let g = checked?;
-        if g.zone != self.zone.as_str() {
+        let sealed = g.served_zones()?;
+        // The server answers its own zones (`--zone`) from any generation whose first zone is its
+        // first, or a single label would mean another name. A generation of fewer zones (one written
+        // before zone sets) keeps serving, the other zones' apexes only, until the next load; one of
+        // more zones (a load with the new default under a unit rendered with one zone) serves the
+        // zones this server has, and says what it leaves out.
+        if sealed.first() != self.zone.first() {
             return Err(format!(
-                "is sealed for zone {}, and this server serves {} (--zone)",
-                g.zone, self.zone
+                "is sealed for {} {sealed}, and this server serves {} (--zone): their first zones, \
+                 where a single label goes, differ",
+                if sealed.len() > 1 { "zones" } else { "zone" },
+                self.zone
             ));
         }
-        let view = ZoneView::from_generation(&g).map_err(|e| e.to_string())?;
+        let left_out: Vec<&str> = sealed
+            .iter()
+            .filter(|z| !self.zone.iter().any(|s| s == *z))
+            .map(|z| z.as_str())
+            .collect();
+        if !left_out.is_empty() {
+            tracing::warn!(
+                serial = g.serial,
+                "generation {} is sealed for zones {sealed}; this server serves {} (--zone) and \
+                 leaves out {}: restart it with --zone for each (pigsty-dns service install again \
+                 renders the unit with the default zones)",
+                g.serial,
+                self.zone,
+                left_out.join(", ")
+            );
+        }
+        let view = ZoneView::from_generation_in(&g, &self.zone).map_err(|e| e.to_string())?;
         Ok((g, view))
     }
 }

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use crate::defaults::{ENV_LISTEN, ENV_ZONE, LISTEN_STR, ZONE};
+use crate::defaults::{ENV_LISTEN, ENV_ZONE, LISTEN_STR, ZONES};
 
 #[derive(clap::Subcommand)]
 pub enum ServiceCommand {
@@ -23,8 +23,9 @@ pub struct Common {
     /// State directory [user unit: $PIGSTY_DNS_STATE_DIR, else the platform state dir; system unit: /var/lib/pigsty-dns]
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
-    #[arg(long, env = ENV_ZONE, default_value = ZONE)]
-    pub zone: String,
+    /// A served zone; repeat it (or list them comma-separated) for several. The first takes single labels.
+    #[arg(long, env = ENV_ZONE, value_delimiter = ',', default_values = ZONES, value_name = "ZONE")]
+    pub zone: Vec<String>,
 }
 
 #[derive(clap::Args)]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::cli::Common;
 use super::route_seam::{HostRoute, RouteSeam};
 use super::{launchd, systemd};
-use crate::dns::name::Zone;
+use crate::dns::name::{Zone, Zones};
 use crate::dns::probe::ProbeError;
 use crate::error::{AppError, Class};
 use crate::output::Report;
@@ -20,7 +20,7 @@ use crate::sys::{Os, Runner, SystemRunner, user};
 pub type Probe<'a> = dyn FnMut(SocketAddr, &Zone, Duration) -> Result<u32, ProbeError> + 'a;
 
 /// The daemon's own status (`pigsty-dns status`) for a state dir; an error when it is not healthy.
-pub type DaemonStatus<'a> = dyn Fn(&Path, &Zone) -> Result<Report, AppError> + 'a;
+pub type DaemonStatus<'a> = dyn Fn(&Path, &Zones) -> Result<Report, AppError> + 'a;
 
 /// systemctl and launchctl may wait on a unit's start or stop; longer than this means they hang.
 const COMMAND_LIMIT: Duration = Duration::from_secs(90);
@@ -195,7 +195,7 @@ fn real_probe(addr: SocketAddr, zone: &Zone, t: Duration) -> Result<u32, ProbeEr
 
 /// `pigsty-dns status` of the state dir, in both forms. The status command renders one form per call,
 /// so the healthy case asks twice; the first answer decides health.
-fn real_daemon_status(dir: &Path, zone: &Zone) -> Result<Report, AppError> {
+fn real_daemon_status(dir: &Path, zone: &Zones) -> Result<Report, AppError> {
     crate::commands::status::run(dir, None, zone)
 }
 

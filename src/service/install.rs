@@ -12,7 +12,7 @@ use super::render::{RenderError, UnitSpec};
 use super::steps::{self, Action};
 use super::{launchd, ports, render, systemd};
 use crate::defaults::MDNS_PORT;
-use crate::dns::name::zone_arg;
+use crate::dns::name::zones_arg;
 use crate::error::{AppError, Class};
 use crate::output::Report;
 use crate::sys::user;
@@ -23,7 +23,8 @@ pub fn install(host: &mut Host<'_>, a: &InstallArgs) -> Result<Report, AppError>
     let c = &a.common;
     host.check_system_flag(c)?;
     host.refuse_root_for_launchd(COMMAND)?;
-    let zone = zone_arg(&c.zone)?;
+    let zones = zones_arg(&c.zone)?;
+    let zone = zones.first().clone();
     let mdns = match host.manager() {
         Manager::Systemd if a.listen.iter().any(|l| l.port() == MDNS_PORT) => {
             ports::detect_mdns(&host.root, host.runner)
@@ -42,7 +43,12 @@ pub fn install(host: &mut Host<'_>, a: &InstallArgs) -> Result<Report, AppError>
         program,
         listen: a.listen.clone(),
         state_dir: dir.path.clone(),
-        zone: zone.to_string(),
+        // `--zone a,b`: serve reads a comma-separated list as the zones in order.
+        zone: zones
+            .iter()
+            .map(|z| z.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
         // launchd writes the log to files a person reads; journald stores JSON fields.
         log_format: match host.manager() {
             Manager::Launchd => "text",

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::cli::StatusArgs;
 use super::host::{Host, Manager, state_dir};
 use super::{launchd, ports, systemd};
-use crate::dns::name::zone_arg;
+use crate::dns::name::zones_arg;
 use crate::error::{AppError, Class};
 use crate::output::{FORMAT, Report};
 
@@ -20,7 +20,7 @@ struct UnitReport {
 pub fn status(host: &mut Host<'_>, a: &StatusArgs) -> Result<Report, AppError> {
     let c = &a.common;
     host.check_system_flag(c)?;
-    let zone = zone_arg(&c.zone)?;
+    let zone = zones_arg(&c.zone)?;
     let dir = state_dir(c)?.path;
     let path = host.unit_file(c.system).path;
     let unit = match host.manager() {

@@ -98,7 +98,12 @@ pub struct Status {
     pub updated: String,
     /// The addresses actually bound (UDP and TCP on each).
     pub listen: Vec<SocketAddr>,
+    /// The first served zone (where a single label goes).
     pub zone: String,
+    /// Every served zone in order, the first `zone`, when there are several; absent for one zone (and
+    /// from servers before zone sets). [`Status::zones`] reads either.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
     /// The reverse zone served beside `zone` from the same generation (`C.B.A.in-addr.arpa`); `None`
     /// with no generation, one sealed before reverse zones, or a server from before them.
     #[serde(default)]
@@ -130,6 +135,15 @@ pub struct Status {
 }
 
 impl Status {
+    /// Every zone the server serves, the first first.
+    pub fn zones(&self) -> Vec<&str> {
+        if self.zones.is_empty() {
+            vec![self.zone.as_str()]
+        } else {
+            self.zones.iter().map(String::as_str).collect()
+        }
+    }
+
     /// Claims to run and its process exists.
     pub fn is_running(&self) -> bool {
         self.state == ServerState::Running && pid_alive(self.pid)
@@ -206,6 +220,9 @@ fn inert(mut s: Status) -> Status {
     for v in [&mut s.started, &mut s.updated, &mut s.zone] {
         *v = t(v);
     }
+    for v in &mut s.zones {
+        *v = t(v);
+    }
     for o in [
         &mut s.reverse_zone,
         &mut s.record_digest,
@@ -265,6 +282,7 @@ mod tests {
             updated: "t".into(),
             listen: vec!["127.0.0.1:1".parse().unwrap()],
             zone: "pigsty.test".into(),
+            zones: Vec::new(),
             reverse_zone: Some("10.10.10.in-addr.arpa".into()),
             serial: 3,
             secondaries: Vec::new(),

@@ -111,6 +111,8 @@ fn serve_tsig_key_export_output_and_man_take_a_path_that_is_not_utf8() {
     let missing = hostile(&dir.path().join("no-such-dir"));
     let r = run_os(&[
         os("export"),
+        os("--format"),
+        os("hosts"),
         os("-o"),
         &missing,
         os("--state-dir"),

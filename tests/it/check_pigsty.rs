@@ -37,28 +37,32 @@ fn t(n: &str, a: &str, c: &str) -> (String, String, String) {
     (n.into(), a.into(), c.into())
 }
 
+/// Issue 37's "done when": with no flags, stock `conf/meta.yml` serves all 10 of its names, Pigsty's
+/// own `.pigsty` names under their own name (zone `pigsty`), the cluster and the instance under
+/// `pigsty.test`; nothing is left unserved.
 #[test]
-fn stock_meta_serves_the_cluster_and_the_instance_and_lists_the_rest() {
+fn stock_meta_serves_all_ten_names_pigstys_under_their_own_name() {
     let v = json(&stock("meta.yml"), &[]);
     assert_eq!(v["view"], "literal host-access");
+    assert_eq!(v["zones"], serde_json::json!(["pigsty.test", "pigsty"]));
     assert_eq!(
         triples(&v, "served"),
         [
+            t("adm.pigsty", "10.10.10.10", "infra-dns"),
+            t("api.pigsty", "10.10.10.10", "infra-dns"),
+            t("cli.pigsty", "10.10.10.10", "infra-dns"),
+            t("ddl.pigsty", "10.10.10.10", "infra-dns"),
+            t("i.pigsty", "10.10.10.10", "infra-dns"),
+            t("m.pigsty", "10.10.10.10", "infra-dns"),
             t("pg-meta-1.pigsty.test", "10.10.10.10", "vm-identity"),
             t("pg-meta.pigsty.test", "10.10.10.10", "service-access"),
+            t("sss.pigsty", "10.10.10.10", "guest-hosts"),
+            t("supa.pigsty", "10.10.10.10", "infra-dns"),
         ]
     );
-    let not = triples(&v, "not_served");
-    for want in [
-        t("i.pigsty", "10.10.10.10", "infra-dns"),
-        t("adm.pigsty", "10.10.10.10", "infra-dns"),
-        t("sss.pigsty", "10.10.10.10", "guest-hosts"),
-        t("m.pigsty", "10.10.10.10", "infra-dns"),
-    ] {
-        assert!(not.contains(&want), "{want:?} not in {not:?}");
-    }
+    assert_eq!(v["not_served"], serde_json::json!([]));
     // Every source of a record names its category; the portal's adm.pigsty keeps both.
-    let adm = v["not_served"]
+    let adm = v["served"]
         .as_array()
         .unwrap()
         .iter()
@@ -71,12 +75,18 @@ fn stock_meta_serves_the_cluster_and_the_instance_and_lists_the_rest() {
             "portal-access: all.vars.infra_portal.pgadmin.domain"
         ])
     );
-    // With --zone pigsty the outside names are served.
-    let v = json(&stock("meta.yml"), &["--zone", "pigsty"]);
-    let served = triples(&v, "served");
-    assert!(
-        served.contains(&t("i.pigsty", "10.10.10.10", "infra-dns")),
-        "{served:?}"
+    // With --zone pigsty.test alone the .pigsty names are listed, not served, with their category.
+    let v = json(&stock("meta.yml"), &["--zone", "pigsty.test"]);
+    let not = triples(&v, "not_served");
+    for want in [
+        t("i.pigsty", "10.10.10.10", "infra-dns"),
+        t("sss.pigsty", "10.10.10.10", "guest-hosts"),
+    ] {
+        assert!(not.contains(&want), "{want:?} not in {not:?}");
+    }
+    assert_eq!(
+        v["not_served"][0]["reason"], "outside the served zones",
+        "{v}"
     );
     // The text names the view and each name's category with its source.
     let r = check_text(&stock("meta.yml"));
@@ -218,11 +228,7 @@ fn stock_trio_clash_names_both_sources_and_the_fixes() {
     ] {
         assert!(served.contains(&want), "{want:?} not in {served:?}");
     }
-    assert!(triples(&v, "not_served").contains(&t(
-        "minio-1.pigsty",
-        "10.10.10.10",
-        "service-access"
-    )));
+    assert!(triples(&v, "served").contains(&t("minio-1.pigsty", "10.10.10.10", "service-access")));
 }
 
 #[test]
@@ -486,9 +492,8 @@ fn load_keeps_the_category_and_its_diff_names_it() {
         r.stdout
     );
     assert!(
-        r.stdout.contains(
-            "not served: sss.pigsty 10.10.10.10 (outside zone pigsty.test) (guest-hosts)\n"
-        ),
+        r.stdout
+            .contains("+ sss.pigsty 10.10.10.10 (guest-hosts)\n"),
         "{}",
         r.stdout
     );
@@ -558,21 +563,20 @@ fn load_json_diff_gives_each_change_its_category() {
         o
     };
     let d = diff(&stock("meta.yml"));
+    let meta = |n: &str, c: &str| change(c, n, None, Some("10.10.10.10"));
     assert_eq!(
         d["added"],
         serde_json::json!([
-            change(
-                "vm-identity",
-                "pg-meta-1.pigsty.test",
-                None,
-                Some("10.10.10.10")
-            ),
-            change(
-                "service-access",
-                "pg-meta.pigsty.test",
-                None,
-                Some("10.10.10.10")
-            ),
+            meta("adm.pigsty", "infra-dns"),
+            meta("api.pigsty", "infra-dns"),
+            meta("cli.pigsty", "infra-dns"),
+            meta("ddl.pigsty", "infra-dns"),
+            meta("i.pigsty", "infra-dns"),
+            meta("m.pigsty", "infra-dns"),
+            meta("pg-meta-1.pigsty.test", "vm-identity"),
+            meta("pg-meta.pigsty.test", "service-access"),
+            meta("sss.pigsty", "guest-hosts"),
+            meta("supa.pigsty", "infra-dns"),
         ]),
         "{d}"
     );
@@ -690,7 +694,8 @@ fn hosts_lines_shared_by_many_nodes_stay_bounded() {
         + "    admin_ip: 10.10.10.10\n";
     let r = check_text(&shared);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("served (2200):"), "{}", r.stdout);
+    // The 2,100 shared names, 100 node names and the stock infra records (zone pigsty).
+    assert!(r.stdout.contains("served (2207):"), "{}", r.stdout);
     assert!(r.stdout.contains("h2099.pigsty.test"), "{}", r.stdout);
 }
 
@@ -715,10 +720,10 @@ fn entry_picks_the_infra_node_the_host_uses() {
         r.stderr
     );
     let v = json(&text, &["--entry", "10.10.10.11"]);
-    let not = triples(&v, "not_served");
+    let served = triples(&v, "served");
     assert!(
-        not.contains(&t("m.pigsty", "10.10.10.11", "infra-dns")),
-        "{not:?}"
+        served.contains(&t("m.pigsty", "10.10.10.11", "infra-dns")),
+        "{served:?}"
     );
     let r = check_text_with(&text, &["--entry", "10.10.10.99"]);
     assert_eq!(r.code, 8, "{}", r.stderr);
@@ -749,7 +754,7 @@ fn entry_takes_the_node_name_too() {
     ] {
         let v = json(&text, &["--entry", entry]);
         assert!(
-            triples(&v, "not_served").contains(&t("m.pigsty", admin, "infra-dns")),
+            triples(&v, "served").contains(&t("m.pigsty", admin, "infra-dns")),
             "--entry {entry}: {v}"
         );
     }
@@ -762,11 +767,7 @@ fn entry_takes_the_node_name_too() {
         &["--entry", "infra-b", "--dry-run"],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(
-        r.stdout.contains("not served: m.pigsty 10.10.10.11"),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains("+ m.pigsty 10.10.10.11"), "{}", r.stdout);
     // A name that is no infra node's (node-20 is a host, not in the infra group), or none at all.
     let candidates = "(the infra group has \"pg-x-1\" at 10.10.10.10, \"infra-b\" at 10.10.10.11, \"node-12\" at 10.10.10.12)";
     for entry in ["node-20", "pg-x-9", "10.10.10.20", ""] {

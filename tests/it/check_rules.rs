@@ -12,26 +12,30 @@ fn samples_are_valid_and_serve_their_names() {
     assert_eq!(
         served(&meta),
         pairs(&[
+            ("adm.pigsty", "10.10.10.10"),
+            ("i.pigsty", "10.10.10.10"),
             ("meta.pigsty.test", "10.10.10.10"),
             ("pg-meta-1.pigsty.test", "10.10.10.10"),
-            ("pg-meta.pigsty.test", "10.10.10.10")
+            ("pg-meta.pigsty.test", "10.10.10.10"),
+            ("sss.pigsty", "10.10.10.10"),
         ])
     );
     let ha = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/zones/ha.yml")).unwrap();
     let names = served(&ha);
-    assert_eq!(names.len(), 7);
+    // 7 in pigsty.test and 6 of Pigsty's own in pigsty (i, sss, adm, …).
+    assert_eq!(names.len(), 13, "{names:?}");
     assert!(names.contains(&("pg-meta-3.pigsty.test".into(), "10.10.10.12".into())));
 }
 
 #[test]
 fn outside_zone_names_are_listed_not_dropped() {
     let r = check_text(
-        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars:\n    vm_hosts: [{address: 10.10.10.10, names: [i.pigsty, a.pigsty.test]}]\n",
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars:\n    vm_hosts: [{address: 10.10.10.10, names: [www.pigsty.cc, a.pigsty.test]}]\n",
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("not served (1):"), "{}", r.stdout);
     assert!(
-        r.stdout.contains("i.pigsty") && r.stdout.contains("outside zone pigsty.test"),
+        r.stdout.contains("www.pigsty.cc") && r.stdout.contains("outside the served zones"),
         "{}",
         r.stdout
     );
@@ -44,21 +48,27 @@ fn outside_zone_names_are_listed_not_dropped() {
     let p = write(
         dir.path(),
         "h.yml",
-        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars: {vm_hosts: [{address: 10.10.10.10, names: [i.pigsty]}]}\n",
+        "all:\n  hosts: {10.10.10.10: {nodename: meta}}\n  vars: {vm_hosts: [{address: 10.10.10.10, names: [www.pigsty.cc]}]}\n",
     );
     let r = run(&["check", "--json", p.to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(v["not_served"][0]["name"], "i.pigsty");
-    assert_eq!(v["not_served"][0]["reason"], "outside zone pigsty.test");
+    assert_eq!(v["not_served"][0]["name"], "www.pigsty.cc");
+    assert_eq!(v["not_served"][0]["reason"], "outside the served zones");
     assert_eq!(
         v["not_served"][0]["sources"][0],
         "all.vars.vm_hosts[0].names[0]"
     );
-    // With --zone pigsty, the same name is served.
-    let r = run(&["check", "--json", "--zone", "pigsty", p.to_str().unwrap()]);
+    // With --zone pigsty.cc, the same name is served.
+    let r = run(&[
+        "check",
+        "--json",
+        "--zone",
+        "pigsty.cc",
+        p.to_str().unwrap(),
+    ]);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(v["served"][0]["name"], "i.pigsty");
-    assert_eq!(v["served"][1]["name"], "meta.pigsty");
+    assert_eq!(v["served"][0]["name"], "meta.pigsty.cc", "{v}");
+    assert_eq!(v["served"][1]["name"], "www.pigsty.cc", "{v}");
 }
 
 #[test]
@@ -174,7 +184,9 @@ fn groups_merge_hosts_by_address_and_deeper_layer_wins() {
         s.contains(&("from-group.pigsty.test".into(), "10.10.10.11".into())),
         "{s:?}"
     );
-    assert_eq!(s.len(), 3);
+    // Besides these three, the infra group's stock `.pigsty` records (zone pigsty).
+    let in_test = s.iter().filter(|(n, _)| n.ends_with(".pigsty.test"));
+    assert_eq!(in_test.count(), 3, "{s:?}");
 }
 
 #[test]
@@ -589,9 +601,18 @@ all:
     assert_eq!(
         served(text),
         pairs(&[
+            ("adm.pigsty", "10.10.10.10"),
+            ("api.pigsty", "10.10.10.10"),
+            ("cli.pigsty", "10.10.10.10"),
+            ("ddl.pigsty", "10.10.10.10"),
+            ("i.pigsty", "10.10.10.10"),
+            ("m.pigsty", "10.10.10.10"),
+            ("minio-1.pigsty", "10.10.10.10"),
             ("minio-1.pigsty.test", "10.10.10.10"),
             ("pg-meta-1.pigsty.test", "10.10.10.10"),
-            ("pg-meta.pigsty.test", "10.10.10.10")
+            ("pg-meta.pigsty.test", "10.10.10.10"),
+            ("sss.pigsty", "10.10.10.10"),
+            ("supa.pigsty", "10.10.10.10"),
         ])
     );
     let r = check_text_with(text, &["--identity-only"]);
@@ -771,9 +792,11 @@ fn every_ptr_of_every_sample_is_forward_confirmed() {
     let (_, ptr, _) = served_and_ptr(&texts[0].1);
     assert_eq!(ptr, pairs(&[("10.10.10.10", "meta.pigsty.test")]));
     let (_, ptr, _) = served_and_ptr(&texts[1].1);
+    // ha.yml's 10.10.10.9 is a vm_hosts entry whose first name is MinIO's sss.pigsty.
     assert_eq!(
         ptr,
         pairs(&[
+            ("10.10.10.9", "sss.pigsty"),
             ("10.10.10.10", "pg-meta-1.pigsty.test"),
             ("10.10.10.11", "pg-meta-2.pigsty.test"),
             ("10.10.10.12", "pg-meta-3.pigsty.test"),
@@ -787,7 +810,7 @@ fn check_shows_the_reverse_zone_and_the_canonical_names() {
   hosts: { 10.10.10.10: { nodename: meta, vm_alias: [a] } }
   vars:
     vm_hosts:
-      - { address: 10.10.10.20, names: [i.pigsty, Zed, abc] }
+      - { address: 10.10.10.20, names: [i.pigsty.cc, Zed, abc] }
       - { address: 10.10.10.21, names: [only.outside] }
 ";
     let r = check_text(text);

@@ -1070,6 +1070,10 @@ fn start_servers(dir: &Path, records_yaml: &str) -> Servers {
             records.to_str().unwrap(),
             "--state-dir",
             state.to_str().unwrap(),
+            // The peers serve pigsty.test and the reverse zone; `i.pigsty` stays outside for all
+            // (transfer_zones.rs has a Knot of each zone of the default set).
+            "--zone",
+            "pigsty.test",
         ],
         dir.join("pigsty-dns.log"),
     );

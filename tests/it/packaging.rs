@@ -76,7 +76,10 @@ fn homebrew_test_block_sample_passes_check() {
         .expect("run");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{sample}\n{text}");
-    assert!(text.contains("valid for zone pigsty.test"), "{text}");
+    assert!(
+        text.contains("valid for zones pigsty.test, pigsty"),
+        "{text}"
+    );
     let line = text
         .lines()
         .find(|l| l.trim_start().starts_with("meta.pigsty.test"));

@@ -245,7 +245,7 @@ fn install_on_link<'a>(
         out: vec![],
     };
     let req = Request {
-        zone: pigsty_dns::dns::name::Zone::parse("pigsty.test").unwrap(),
+        zones: pigsty_dns::dns::name::Zones::parse(&["pigsty.test"]).unwrap(),
         server: server.parse().unwrap(),
         adapter: Some(AdapterName::ResolvedLink),
         variant: Some(Variant::Runtime),

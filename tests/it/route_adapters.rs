@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::time::Duration;
 
-use pigsty_dns::dns::name::Zone;
+use pigsty_dns::dns::name::{Zone, Zones};
 use pigsty_dns::error::Class;
 use pigsty_dns::route::adapter::{AdapterName, LinkKind, Variant};
 use pigsty_dns::route::detect::{Driver, Facts};
@@ -36,7 +36,7 @@ pub fn facts(version: &str) -> Facts {
 
 fn req(adapter: Option<AdapterName>, variant: Option<Variant>) -> Request {
     Request {
-        zone: Zone::parse("pigsty.test").unwrap(),
+        zones: Zones::parse(&["pigsty.test"]).unwrap(),
         server: SERVER.parse().unwrap(),
         adapter,
         variant,
@@ -44,6 +44,11 @@ fn req(adapter: Option<AdapterName>, variant: Option<Variant>) -> Request {
         link_address: "198.18.53.53/32".into(),
         link_kind: None,
     }
+}
+
+/// The one zone most tests route.
+fn zones1() -> Zones {
+    Zones::parse(&["pigsty.test"]).unwrap()
 }
 
 fn ok_preflight(_: SocketAddr, _: &Zone) -> Result<u32, String> {
@@ -257,7 +262,11 @@ fn version_strings_parse() {
 
 #[test]
 fn adapter_choice_follows_the_version_table() {
-    let pick = |f: &Facts| choose(f).map(|(a, _)| a).map_err(|e| (e.class, e.message));
+    let pick = |f: &Facts| {
+        choose(f, &zones1())
+            .map(|(a, _)| a)
+            .map_err(|e| (e.class, e.message))
+    };
     assert_eq!(
         pick(&facts("systemd 262 (262.1-1)")),
         Ok(AdapterName::ResolvedDelegate)
@@ -274,11 +283,11 @@ fn adapter_choice_follows_the_version_table() {
         pick(&facts("systemd 252 (252.39-1~deb12u2)")),
         Ok(AdapterName::ResolvedLink)
     );
-    let (a, why) = choose(&facts("systemd 252 (252-16.el9_2)")).unwrap();
+    let (a, why) = choose(&facts("systemd 252 (252-16.el9_2)"), &zones1()).unwrap();
     assert_eq!(a, AdapterName::ResolvedLink);
     assert!(why.contains("applying and verifying"), "{why}");
     for old in ["systemd 252 (252.2-1)", "systemd 249 (249.11-0ubuntu3)"] {
-        let e = choose(&facts(old)).unwrap_err();
+        let e = choose(&facts(old), &zones1()).unwrap_err();
         assert_eq!(e.class, Class::Capability, "{old}");
         assert!(e.message.starts_with("unsupported:"), "{}", e.message);
         assert!(
@@ -289,7 +298,7 @@ fn adapter_choice_follows_the_version_table() {
     }
     let mut f = facts("systemd 252 (252.39-1)");
     f.resolved_running = false;
-    let e = choose(&f).unwrap_err();
+    let e = choose(&f, &zones1()).unwrap_err();
     assert!(
         e.message.contains("unsupported") && e.message.contains("not running"),
         "{}",
@@ -707,7 +716,10 @@ fn resolved_global_only_when_asked_and_with_a_warning() {
         "systemd 252 (252.39-1)",
         "systemd 255 (255.4)",
     ] {
-        assert_ne!(choose(&facts(v)).unwrap().0, AdapterName::ResolvedGlobal);
+        assert_ne!(
+            choose(&facts(v), &zones1()).unwrap().0,
+            AdapterName::ResolvedGlobal
+        );
     }
 }
 
@@ -1038,7 +1050,7 @@ fn a_moved_24_is_drift_and_install_re_routes_it() {
     let text = t.status();
     let sd = t.state_dir.clone().unwrap();
     let fix = format!(
-        "sudo pigsty-dns route install --adapter resolved-link --server {SERVER} --link-variant runtime \
+        "sudo pigsty-dns route install --adapter resolved-link --server {SERVER} --zone pigsty.test --link-variant runtime \
          --link pigsty-dns0 --link-address 198.18.53.53/32 --link-kind dummy --root {} --state-dir {} --yes",
         t.root().display(),
         sd.display()
@@ -1407,4 +1419,326 @@ fn without_networkmanager_there_is_no_drop_in_and_no_nmcli() {
     let calls = t.runner.lines();
     assert!(!calls.iter().any(|c| c.starts_with("nmcli")), "{calls:?}");
     assert!(!t.status().contains("NetworkManager"));
+}
+
+// ---------------------------------------------------------------- several zones (issue 37)
+
+/// The default zone set: Pigsty's own `.pigsty` beside `pigsty.test`.
+const BOTH: &[&str] = &["pigsty.test", "pigsty"];
+const LINK_STATUS_BOTH: &str = "Link 3 (pigsty-dns0)\nCurrent Scopes: DNS\n     Protocols: -DefaultRoute -LLMNR -mDNS\n   DNS Servers: 127.0.0.1:5354\n    DNS Domain: ~10.10.10.in-addr.arpa ~pigsty ~pigsty.test\n";
+const DELEGATE_STATUS_BOTH: &str = "Global\nDelegate pigsty-dns\n  DNS Servers: 127.0.0.1:5354\n   DNS Domain: ~pigsty.test ~pigsty ~10.10.10.in-addr.arpa\n";
+
+fn req_both(adapter: Option<AdapterName>, variant: Option<Variant>) -> Request {
+    Request {
+        zones: Zones::parse(BOTH).unwrap(),
+        ..req(adapter, variant)
+    }
+}
+
+/// A resolved that shows both zones and the reverse zone on the route's link and delegate.
+fn healthy_both() -> ScriptedRunner {
+    answering(
+        &[
+            ("resolvectl --no-pager status pigsty-dns0", LINK_STATUS_BOTH),
+            ("resolvectl --no-pager status", DELEGATE_STATUS_BOTH),
+        ],
+        LINK_STATUS_BOTH,
+    )
+}
+
+/// Installs `adapter` for both zones against META_10's generation; returns the file at `path`.
+fn install_both(adapter: AdapterName, variant: Option<Variant>, path: &str) -> (T, String) {
+    let mut t = T::new(facts("systemd 262 (262.1-1)")).with_generation(META_10);
+    t.runner = healthy_both();
+    if adapter == AdapterName::NmDnsmasq {
+        t.facts.nm_dns_mode = Some("dnsmasq".into());
+    }
+    let out = t
+        .install(&req_both(Some(adapter), variant), false, true)
+        .unwrap();
+    assert!(
+        out.starts_with(&format!(
+            "installed: {adapter} routes pigsty.test, pigsty and 10.10.10.in-addr.arpa to {SERVER}"
+        )),
+        "{out}"
+    );
+    let j = journal::read(&t.jdir()).unwrap().unwrap();
+    assert_eq!(
+        (j.zone.as_str(), j.zones()),
+        (
+            "pigsty.test",
+            vec!["pigsty.test".to_string(), "pigsty".into()]
+        )
+    );
+    let content = t
+        .file(path)
+        .unwrap_or_else(|| panic!("{path}: {:?}", t.tree()));
+    (t, content)
+}
+
+/// Uninstall (resolved shows nothing any more) leaves nothing behind.
+fn uninstall_all(t: &mut T) {
+    t.runner.reset();
+    t.runner
+        .always("resolvectl --no-pager status", Output::ok_with("Global\n"));
+    t.runner.fallback = Some(Output::ok_with(""));
+    let out = t.uninstall().unwrap();
+    assert!(out.starts_with("uninstalled"), "{out}");
+    assert!(t.tree().is_empty(), "left behind: {:?}", t.tree());
+}
+
+#[test]
+fn every_linux_adapter_routes_every_zone_and_uninstall_removes_them_all() {
+    let all = "Domains=~pigsty.test ~pigsty ~10.10.10.in-addr.arpa\n";
+    for (adapter, variant, path) in [
+        (
+            AdapterName::ResolvedDelegate,
+            None,
+            "/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate",
+        ),
+        (
+            AdapterName::ResolvedGlobal,
+            None,
+            "/etc/systemd/resolved.conf.d/pigsty-dns.conf",
+        ),
+        (
+            AdapterName::ResolvedLink,
+            Some(Variant::Networkd),
+            "/etc/systemd/network/50-pigsty-dns0.network",
+        ),
+    ] {
+        let (mut t, c) = install_both(adapter, variant, path);
+        assert!(c.contains(all), "{adapter}: {c}");
+        // The daemon's answers through resolved: each zone's SOA, at the one serial.
+        let lines = t.runner.lines();
+        for z in BOTH {
+            let soa = format!("resolvectl --cache=no query -t SOA {z}");
+            assert!(lines.contains(&soa), "{soa}: {lines:?}");
+        }
+        uninstall_all(&mut t);
+    }
+    let (mut t, c) = install_both(
+        AdapterName::ResolvedLink,
+        Some(Variant::Runtime),
+        "/etc/systemd/system/pigsty-dns-route.service",
+    );
+    let domain = "resolvectl domain pigsty-dns0 ~pigsty.test ~pigsty ~10.10.10.in-addr.arpa";
+    assert!(c.contains(&format!("ExecStart=/usr/bin/{domain}\n")), "{c}");
+    assert!(
+        c.contains("Description=pigsty-dns route: pigsty.test, pigsty to 127.0.0.1:5354"),
+        "{c}"
+    );
+    assert!(t.runner.lines().iter().any(|l| l == domain));
+    uninstall_all(&mut t);
+    let (mut t, c) = install_both(
+        AdapterName::NmDnsmasq,
+        None,
+        "/etc/NetworkManager/dnsmasq.d/pigsty-dns.conf",
+    );
+    assert!(
+        c.ends_with(
+            "server=/pigsty.test/127.0.0.1#5354\nserver=/pigsty/127.0.0.1#5354\nserver=/10.10.10.in-addr.arpa/127.0.0.1#5354\n"
+        ),
+        "{c}"
+    );
+    uninstall_all(&mut t);
+}
+
+#[test]
+fn status_proves_each_zone_with_one_of_its_served_names() {
+    let (mut t, _) = install_both(
+        AdapterName::ResolvedDelegate,
+        None,
+        "/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate",
+    );
+    t.check_name = None;
+    let text = t.status();
+    assert!(
+        text.contains("ok   daemon: answers pigsty.test, pigsty SOA over UDP and TCP at 127.0.0.1:5354 (serial 7)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "ok   lookup: getent ahostsv4: getent ahostsv4 meta.pigsty.test: 10.10.10.10"
+        ),
+        "{text}"
+    );
+    // A zone of the route that has no name in the live generation is said so, not failed.
+    assert!(
+        text.contains(
+            "ok   lookup: served name: not checked: the live generation has no name in pigsty"
+        ),
+        "{text}"
+    );
+    // A daemon that answers the first zone but not another: the item names it and what to do.
+    t.preflight = |a, z| match z.as_str() {
+        "pigsty" => Err(format!("REFUSED from {a}")),
+        _ => Ok(7),
+    };
+    let text = t.status();
+    assert!(
+        text.contains("FAIL daemon: answers pigsty.test SOA at 127.0.0.1:5354 (serial 7), but not pigsty: REFUSED from 127.0.0.1:5354"),
+        "{text}"
+    );
+    assert!(
+        text.contains("next: serve every routed zone (pigsty-dns serve --zone pigsty.test --zone pigsty), or route only what it serves (pigsty-dns route install --zone ZONE)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_preflight_asks_every_zone_and_a_zone_the_daemon_does_not_serve_writes_nothing() {
+    let mut t = T::new(facts("systemd 262 (262.1-1)"));
+    t.runner = healthy_both();
+    t.preflight = |a, z| match z.as_str() {
+        "pigsty" => Err(format!("REFUSED from {a}")),
+        _ => Ok(7),
+    };
+    let e = t
+        .install(
+            &req_both(Some(AdapterName::ResolvedDelegate), None),
+            false,
+            true,
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.message,
+        "preflight: the daemon does not answer pigsty SOA over UDP and TCP at 127.0.0.1:5354: REFUSED from 127.0.0.1:5354"
+    );
+    // The default set: the daemon's own default, so no --zone to repeat.
+    assert_eq!(
+        e.next,
+        "start it first, serving pigsty.test, pigsty (pigsty-dns serve --listen 127.0.0.1:5354), or give its address with --server, or route only the zones it serves (pigsty-dns route install --zone ZONE)"
+    );
+    assert!(t.tree().is_empty(), "{:?}", t.tree());
+}
+
+#[test]
+fn the_unsupported_next_names_the_zones_asked_for() {
+    let mut t = T::new(facts("systemd 249 (249.11-0ubuntu3.12)"));
+    let r = Request {
+        zones: Zones::parse(&["pigsty"]).unwrap(),
+        ..req(None, None)
+    };
+    let e = t.install(&r, false, true).unwrap_err();
+    assert!(e.next.contains("forward zone `pigsty` ->"), "{}", e.next);
+    assert!(!e.next.contains("pigsty.test"), "{}", e.next);
+    let e = t.install(&req_both(None, None), false, true).unwrap_err();
+    assert!(
+        e.next
+            .contains("forward zone `pigsty.test` and `pigsty` ->"),
+        "{}",
+        e.next
+    );
+}
+
+/// A generation of `yaml` served under `zone` (a daemon of another zone set than the route's).
+fn store_generation_in(dir: &Path, yaml: &str, zone: &str) {
+    let inv = pigsty_dns::input::inventory::parse(yaml).unwrap();
+    let set =
+        pigsty_dns::input::records::RecordSet::build(&inv, &Zone::parse(zone).unwrap()).unwrap();
+    let st = pigsty_dns::store::StateDir::open(dir, true).unwrap();
+    st.commit(
+        set,
+        60,
+        5,
+        pigsty_dns::zone::generation::Input {
+            path: "/test/host-names.yml".into(),
+            sha256: pigsty_dns::digest::sha256_hex(yaml.as_bytes()),
+        },
+        false,
+    )
+    .unwrap();
+}
+
+/// The journal as the release that routed one zone wrote it: no `zones`.
+fn as_one_zone_release(t: &T) -> String {
+    let p = t.jdir().join("journal.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("zones");
+    let text = serde_json::to_string_pretty(&v).unwrap();
+    std::fs::write(&p, &text).unwrap();
+    text
+}
+
+#[test]
+fn a_journal_of_the_one_zone_release_is_read_reported_and_uninstalled_exactly() {
+    let mut t = T::new(facts("systemd 262 (262.1-1)")).with_generation(META_10);
+    t.install(&req(Some(AdapterName::ResolvedDelegate), None), false, true)
+        .unwrap();
+    let before = t.tree();
+    let old = as_one_zone_release(&t);
+    assert!(!old.contains("\"zones\""), "{old}");
+    let j = journal::read(&t.jdir()).unwrap().unwrap();
+    assert_eq!(j.zones(), vec!["pigsty.test".to_string()]);
+    // Written back, it is the same words (a release that routed one zone reads it too).
+    let back: serde_json::Value = serde_json::from_str(&pigsty_dns::output::to_json(&j)).unwrap();
+    assert_eq!(
+        back,
+        serde_json::from_str::<serde_json::Value>(&old).unwrap()
+    );
+    let text = t.status();
+    assert!(
+        text.contains("ok   adapter: resolved-delegate routes pigsty.test and 10.10.10.in-addr.arpa to 127.0.0.1:5354"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ok   zones: routes every zone the daemon serves (pigsty.test)"),
+        "{text}"
+    );
+    assert!(!text.contains("FAIL"), "{text}");
+    assert_eq!(t.tree(), before);
+    uninstall_all(&mut t);
+}
+
+#[test]
+fn a_zone_served_and_not_routed_is_an_item_and_install_routes_it() {
+    // The upgrade: the route of the one-zone release carries pigsty.test; the daemon now serves a
+    // zone it does not carry.
+    let mut t = T::new(facts("systemd 262 (262.1-1)")).with_generation(META_10);
+    t.install(&req(Some(AdapterName::ResolvedDelegate), None), false, true)
+        .unwrap();
+    as_one_zone_release(&t);
+    store_generation_in(t.state_dir.as_ref().unwrap(), META_10, "pigsty");
+    let text = t.status();
+    assert!(
+        text.contains("FAIL zones: served, not routed: pigsty (the daemon serves pigsty; the route carries pigsty.test): names under it leave this host for the upstream\n     next: pigsty-dns route install\n"),
+        "{text}"
+    );
+    // Installing again routes the served set: the same route, upgraded in place (the PTRs of this
+    // generation name meta.pigsty).
+    t.runner = answering(
+        &[
+            ("resolvectl --no-pager status pigsty-dns0", LINK_STATUS_BOTH),
+            ("resolvectl --no-pager status", DELEGATE_STATUS_BOTH),
+            (
+                "resolvectl --cache=no query 10.10.10.10",
+                "10.10.10.10: meta.pigsty            -- link: pigsty-dns0\n",
+            ),
+            ("getent hosts 10.10.10.10", "10.10.10.10     meta.pigsty\n"),
+        ],
+        LINK_STATUS_BOTH,
+    );
+    let out = t
+        .install(
+            &req_both(Some(AdapterName::ResolvedDelegate), None),
+            false,
+            true,
+        )
+        .unwrap();
+    assert!(
+        out.starts_with("installed: resolved-delegate routes pigsty.test, pigsty"),
+        "{out}"
+    );
+    let c = t
+        .file("/etc/systemd/dns-delegate.d/pigsty-dns.dns-delegate")
+        .unwrap();
+    assert!(c.contains("Domains=~pigsty.test ~pigsty"), "{c}");
+    let text = t.status();
+    assert!(
+        text.contains("ok   zones: routes every zone the daemon serves (pigsty)"),
+        "{text}"
+    );
+    uninstall_all(&mut t);
 }

@@ -8,7 +8,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pigsty_dns::dns::name::Zone;
+use pigsty_dns::dns::name::{Zone, Zones};
 use pigsty_dns::error::AppError;
 use pigsty_dns::route::adapter::{self, AdapterName, Variant};
 use pigsty_dns::route::detect::{Driver, Facts};
@@ -62,7 +62,7 @@ fn mac() -> Facts {
 
 fn req(adapter: Option<AdapterName>, variant: Option<Variant>) -> Request {
     Request {
-        zone: Zone::parse("pigsty.test").unwrap(),
+        zones: Zones::parse(&["pigsty.test"]).unwrap(),
         server: SERVER.parse().unwrap(),
         adapter,
         variant,
@@ -303,7 +303,11 @@ fn route_status_golden_lookups_that_fail_and_a_journal_zone_that_is_not_one() {
         LINK_OK,
     );
     w.status("status-delegate-lookups-fail");
-    w.edit_journal(|j| j.zone = "not a zone".into());
+    // As a release that routed one zone wrote it (no `zones`), its zone damaged.
+    w.edit_journal(|j| {
+        j.zone = "not a zone".into();
+        j.zones.clear();
+    });
     w.status("status-delegate-bad-zone");
 }
 
@@ -348,7 +352,8 @@ fn mac_installed(w: &W, server: &str) {
         format: journal::FORMAT,
         state: State::Installed,
         adapter: AdapterName::MacosResolver,
-        zone: p.zone.clone(),
+        zone: p.zones[0].clone(),
+        zones: p.zones.clone(),
         reverse_zone: p.reverse.clone(),
         server: server.into(),
         variant: None,

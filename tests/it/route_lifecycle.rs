@@ -7,7 +7,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pigsty_dns::dns::name::Zone;
+use pigsty_dns::dns::name::{Zone, Zones};
 use pigsty_dns::error::Class;
 use pigsty_dns::route::adapter::{AdapterName, Variant};
 use pigsty_dns::route::detect::{Driver, Facts};
@@ -141,7 +141,7 @@ impl L {
     }
     fn install_as(&mut self, a: AdapterName) -> Result<String, pigsty_dns::error::AppError> {
         let r = Request {
-            zone: Zone::parse("pigsty.test").unwrap(),
+            zones: Zones::parse(&["pigsty.test"]).unwrap(),
             server: "127.0.0.1:5354".parse().unwrap(),
             adapter: Some(a),
             variant: Some(if self.networkd {
@@ -330,7 +330,7 @@ fn a_lost_link_or_address_fails_status_with_the_leak_and_the_exact_repair() {
         assert_eq!(
             next_of(&text, "link"),
             format!(
-                "sudo pigsty-dns route install --adapter resolved-link --server 127.0.0.1:5354 --link-variant runtime --link pigsty-dns0 --link-address 198.18.53.53/32 --link-kind dummy --root {root} --state-dir {dir} --yes"
+                "sudo pigsty-dns route install --adapter resolved-link --server 127.0.0.1:5354 --zone pigsty.test --link-variant runtime --link pigsty-dns0 --link-address 198.18.53.53/32 --link-kind dummy --root {root} --state-dir {dir} --yes"
             )
         );
     }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
-use pigsty_dns::dns::name::Zone;
+use pigsty_dns::dns::name::{Zone, Zones};
 use pigsty_dns::error::{AppError, Class};
 use pigsty_dns::route::adapter::AdapterName;
 use pigsty_dns::route::detect::{Driver, Facts};
@@ -66,6 +66,8 @@ struct World {
     root: PathBuf,
     status_dir: PathBuf,
     daemon: SocketAddr,
+    /// The daemon serves `pigsty` beside `pigsty.test` (issue 37).
+    pigsty_served: bool,
     net: Net,
     /// What mDNSResponder uses now (configd's view as of its last change it applied).
     applied: Vec<Res>,
@@ -473,7 +475,8 @@ impl World {
             self.other_client_asks();
             return Got::Nothing;
         }
-        if !name.ends_with(ZONE) {
+        let in_pigsty = name == "pigsty" || name.ends_with(".pigsty");
+        if !(name.ends_with(ZONE) || self.pigsty_served && in_pigsty) {
             self.bump(|c| c.refused += 1);
             return Got::Nothing;
         }
@@ -518,6 +521,7 @@ fn write_status(
             updated: format!("stamp {stamp}"),
             listen: vec![listen],
             zone: ZONE.into(),
+            zones: Vec::new(),
             reverse_zone: None,
             serial: 7,
             secondaries: Vec::new(),
@@ -579,7 +583,7 @@ fn moved_lookup(_: SocketAddr, name: &str) -> Result<Option<Ipv4Addr>, String> {
 
 fn req(server: &str) -> Request {
     Request {
-        zone: Zone::parse(ZONE).unwrap(),
+        zones: Zones::parse(&[ZONE]).unwrap(),
         server: server.parse().unwrap(),
         adapter: None,
         variant: None,
@@ -605,6 +609,7 @@ impl Mac {
             root: root.path().to_path_buf(),
             status_dir: state.path().to_path_buf(),
             daemon,
+            pigsty_served: false,
             applied: vec![],
             apply_lag: 0,
             never_applies: false,
@@ -1446,7 +1451,7 @@ fn macos_a_moved_24_is_drift_and_install_moves_the_reverse_file() {
     );
     assert!(
         text.contains(&format!(
-            "next: sudo pigsty-dns route install --adapter macos-resolver --server {DAEMON} --root {} --state-dir {} --yes",
+            "next: sudo pigsty-dns route install --adapter macos-resolver --server {DAEMON} --zone pigsty.test --root {} --state-dir {} --yes",
             m.root().display(),
             m.state.path().display()
         )),
@@ -1757,7 +1762,7 @@ fn stale_temporary_files_of_another_zone_are_found_and_removed() {
     let live = m.put("/etc/resolver/.corp.test.pigsty-dns-tmp.4242", &marked);
     let cut = m.put("/private/etc/.corp.test.pigsty-dns-tmp.77", &marked);
     let mut r = req(DAEMON);
-    r.zone = Zone::parse("corp.test").unwrap();
+    r.zones = Zones::parse(&["corp.test"]).unwrap();
     let e = m
         .ctx_do(|c| route::install(c, &r, false, true).map(|_| ()))
         .unwrap_err();
@@ -1770,4 +1775,49 @@ fn stale_temporary_files_of_another_zone_are_found_and_removed() {
     );
     m.uninstall().unwrap();
     assert!(!live.exists() && !cut.exists(), "{:?}", m.tree());
+}
+
+#[test]
+fn macos_routes_every_zone_with_a_resolver_file_each_and_uninstall_removes_them_all() {
+    let mut m = Mac::new().with_generation(META_10);
+    m.world.borrow_mut().pigsty_served = true;
+    let r = Request {
+        zones: Zones::parse(&["pigsty.test", "pigsty"]).unwrap(),
+        ..req(DAEMON)
+    };
+    let out = m
+        .ctx_do(|c| route::install(c, &r, false, true).map(|r| r.render(false)))
+        .unwrap();
+    assert!(
+        out.starts_with(&format!(
+            "installed: macos-resolver routes pigsty.test, pigsty and 10.10.10.in-addr.arpa to {DAEMON}"
+        )),
+        "{out}"
+    );
+    let port = DAEMON.rsplit(':').next().unwrap();
+    for z in ["pigsty.test", "pigsty", "10.10.10.in-addr.arpa"] {
+        let f = m
+            .file(&format!("/etc/resolver/{z}"))
+            .unwrap_or_else(|| panic!("{z}: {:?}", m.tree()));
+        assert!(
+            f.ends_with(&format!(
+                "domain {z}\nnameserver 127.0.0.1\nport {port}\nflags a\n"
+            )),
+            "{z}: {f}"
+        );
+    }
+    // Each forward zone proven on its own: a fresh name of each reached the daemon.
+    let probes = out
+        .lines()
+        .filter(|l| l.contains("lookup reaches the daemon: getaddrinfo("))
+        .count();
+    assert_eq!(probes, 2, "{out}");
+    let text = m.status();
+    assert!(!text.contains("FAIL"), "{text}");
+    m.uninstall().unwrap();
+    assert!(
+        m.file("/etc/resolver/pigsty").is_none() && m.file("/etc/resolver/pigsty.test").is_none(),
+        "{:?}",
+        m.tree()
+    );
 }

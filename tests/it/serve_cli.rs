@@ -14,9 +14,9 @@ use hickory_proto::op::{Message, Query, ResponseCode};
 use hickory_proto::rr::{Name, RData, RecordType};
 
 /// A `serve` child that is killed (by PID) when dropped, so no test leaves a server behind.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
 }
 
 impl Drop for Server {
@@ -44,7 +44,7 @@ fn spawn(state: &Path, extra: &[&str]) -> Child {
 }
 
 /// Starts `serve` and waits (bounded) until its status file names a pid of this child and an address.
-fn start(state: &Path, extra: &[&str]) -> Server {
+pub(crate) fn start(state: &Path, extra: &[&str]) -> Server {
     let mut child = spawn(state, extra);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -70,12 +70,12 @@ fn start(state: &Path, extra: &[&str]) -> Server {
     }
 }
 
-fn status_file(state: &Path) -> Option<serde_json::Value> {
+pub(crate) fn status_file(state: &Path) -> Option<serde_json::Value> {
     serde_json::from_slice(&fs::read(state.join("status.json")).ok()?).ok()
 }
 
 /// One UDP query with hickory's codec; `None` on timeout.
-fn ask(addr: SocketAddr, name: &str, rtype: RecordType) -> Option<Message> {
+pub(crate) fn ask(addr: SocketAddr, name: &str, rtype: RecordType) -> Option<Message> {
     let sock = UdpSocket::bind(if addr.is_ipv6() {
         "[::1]:0"
     } else {
@@ -102,7 +102,7 @@ fn rand_id() -> u16 {
         % 65_536) as u16
 }
 
-fn soa_serial(addr: SocketAddr) -> u32 {
+pub(crate) fn soa_serial(addr: SocketAddr) -> u32 {
     let m = ask(addr, "pigsty.test.", RecordType::SOA).expect("SOA answer");
     m.answers
         .iter()
@@ -492,8 +492,43 @@ fn export_formats() {
     let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/zones/ha.yml");
     assert_eq!(load(&state, Path::new(sample), &[]).code, 0);
     let s = state.to_str().unwrap();
-    let zone = run(&["export", "--state-dir", s]);
+    // Two zones and no --zone: a zone file holds one, so the error names both (exit 2, usage).
+    let both = run(&["export", "--state-dir", s]);
+    assert_eq!(both.code, 2, "{}", both.stderr);
+    assert_eq!(
+        both.error_line(),
+        "error: generation 1 serves 2 zones (pigsty.test, pigsty), and a zone file holds one"
+    );
+    assert!(
+        both.stderr
+            .contains("next: give --zone pigsty.test or --zone pigsty, one file each"),
+        "{}",
+        both.stderr
+    );
+    let r = run(&["export", "--zone", "pigsty.cc", "--state-dir", s]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.error_line()
+            .contains("--zone \"pigsty.cc\": generation 1 serves pigsty.test, pigsty"),
+        "{}",
+        r.stderr
+    );
+    // Each zone's file: its own $ORIGIN, SOA contact and names, nothing of the other zone.
+    let pigsty = run(&["export", "--zone", "pigsty", "--state-dir", s]);
+    assert_eq!(pigsty.code, 0, "{}", pigsty.stderr);
+    assert!(
+        pigsty.stdout.contains("$ORIGIN pigsty.\n")
+            && pigsty
+                .stdout
+                .contains("@\t30\tIN\tSOA\tlocalhost. hostmaster.pigsty. 1 3600 900 604800 5\n")
+            && pigsty.stdout.contains("\ni\t30\tIN\tA\t10.10.10.10\n")
+            && !pigsty.stdout.contains("pg-meta"),
+        "{}",
+        pigsty.stdout
+    );
+    let zone = run(&["export", "--zone", "pigsty.test", "--state-dir", s]);
     assert_eq!(zone.code, 0, "{}", zone.stderr);
+    assert!(!zone.stdout.contains("sss"), "{}", zone.stdout);
     assert!(
         zone.stdout.contains("$ORIGIN pigsty.test.\n$TTL 30\n"),
         "{}",
@@ -507,8 +542,10 @@ fn export_formats() {
     assert!(zone.stdout.contains("pg-meta-3\t30\tIN\tA\t10.10.10.12\n"));
     let hosts = run(&["export", "--format", "hosts", "--state-dir", s]);
     assert_eq!(
-        hosts.stdout.lines().next().unwrap(),
-        "10.10.10.10\tminio-1.pigsty.test pg-meta-1.pigsty.test pg-meta.pigsty.test"
+        hosts.stdout.lines().nth(1).unwrap(),
+        "10.10.10.10\ti.pigsty m.pigsty minio-1.pigsty minio-1.pigsty.test pg-meta-1.pigsty.test pg-meta.pigsty.test",
+        "{}",
+        hosts.stdout
     );
     let json = run(&["export", "--format", "json", "--state-dir", s]);
     let gen_file = fs::read_dir(state.join("generations"))
@@ -524,7 +561,16 @@ fn export_formats() {
     assert!(json.stdout.starts_with("{\n") && json.stdout.ends_with("}\n"));
     let out = t.path().join("pigsty.test.zone");
     assert_eq!(
-        run(&["export", "--state-dir", s, "-o", out.to_str().unwrap()]).code,
+        run(&[
+            "export",
+            "--zone",
+            "pigsty.test",
+            "--state-dir",
+            s,
+            "-o",
+            out.to_str().unwrap()
+        ])
+        .code,
         0
     );
     assert_eq!(fs::read_to_string(&out).unwrap(), zone.stdout);
@@ -957,7 +1003,8 @@ fn a_generation_from_before_reverse_zones_serves_none_until_loaded_again() {
     let state = t.path().join("state");
     let s = state.to_str().unwrap();
     let one = write(t.path(), "one.yml", REVERSE_ONE);
-    assert_eq!(load(&state, &one, &[]).code, 0);
+    // Sealed as such a release did: one zone.
+    assert_eq!(load(&state, &one, &["--zone", "pigsty.test"]).code, 0);
     let json = run(&["export", "--format", "json", "--state-dir", s]);
     let mut g: Generation = serde_json::from_str(&json.stdout).unwrap();
     g.ptr.clear();
@@ -1032,8 +1079,16 @@ fn status_shows_and_probes_both_zones() {
         r.stdout
     );
     assert!(
+        r.stdout.contains(&format!(
+            "probe {} pigsty: UDP serial 1; TCP serial 1\n",
+            srv.addr
+        )),
+        "{}",
         r.stdout
-            .contains("  zone pigsty.test  reverse zone 10.10.10.in-addr.arpa  serial 1"),
+    );
+    assert!(
+        r.stdout
+            .contains("  zones pigsty.test, pigsty  reverse zone 10.10.10.in-addr.arpa  serial 1"),
         "{}",
         r.stdout
     );
@@ -1041,4 +1096,10 @@ fn status_shows_and_probes_both_zones() {
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["status"]["reverse_zone"], "10.10.10.in-addr.arpa");
     assert_eq!(v["reverse_probe"]["tcp"]["serial"], 1);
+    assert_eq!(v["zone_probes"][0]["zone"], "pigsty");
+    assert_eq!(v["zone_probes"][0]["udp"]["serial"], 1);
+    assert_eq!(
+        v["status"]["zones"],
+        serde_json::json!(["pigsty.test", "pigsty"])
+    );
 }

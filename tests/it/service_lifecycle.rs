@@ -158,7 +158,7 @@ fn ready_comes_after_bind_and_load_and_stopping_on_sigterm() {
     let ready = recv(&sock, WAIT).expect("READY=1 within 10 s");
     assert!(ready.starts_with("READY=1\n"), "{ready:?}");
     assert!(
-        ready.contains("STATUS=serving pigsty.test serial 1"),
+        ready.contains("STATUS=serving pigsty.test, pigsty serial 1"),
         "{ready:?}"
     );
     // At READY the status file names the bound port and the server already serves the loaded

@@ -23,6 +23,9 @@ use crate::differential::{
 };
 
 pub(crate) const ZONE: &str = "pigsty.test.";
+/// The runs here serve one zone, as the secondaries are set up for (`transfer_zones.rs` has a
+/// secondary of each zone of the default set).
+pub(crate) const ONE_ZONE: &[&str] = &["--zone", "pigsty.test"];
 pub(crate) const REVERSE: &str = "10.10.10.in-addr.arpa.";
 /// Swaps made under query load; each is waited for on every secondary.
 const SWAPS: u32 = 30;
@@ -339,7 +342,7 @@ fn first_generation(
     std::fs::create_dir(&state).unwrap();
     std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     let records = crate::util::write(dir, "host-names.yml", &yaml(1));
-    let r = crate::util::load(&state, &records, &[]);
+    let r = crate::util::load(&state, &records, ONE_ZONE);
     assert_eq!(r.code, 0, "load: {}{}", r.stdout, r.stderr);
     let files = (dir.join("fwd-1.zone"), dir.join("rev-1.zone"));
     for (zone_of, file) in [("forward", &files.0), ("reverse", &files.1)] {
@@ -428,6 +431,7 @@ pub(crate) fn start_run(dir: &Path, key: Option<Key>, extra: &[&str], fourth: Fo
         "--allow-transfer",
         "127.0.0.4",
     ];
+    args.extend_from_slice(ONE_ZONE);
     args.extend_from_slice(extra);
     let notify: Vec<String> = [kaddr, naddr, baddr]
         .iter()
@@ -595,7 +599,7 @@ fn knot_nsd_and_bind_follow_every_swap() {
     for n in 2..=SWAPS + 1 {
         std::fs::write(&records, yaml(n)).unwrap();
         let t = Instant::now();
-        let r = crate::util::load(&state, &records, &[]);
+        let r = crate::util::load(&state, &records, ONE_ZONE);
         assert_eq!(r.code, 0, "load {n}: {}{}", r.stdout, r.stderr);
         for s in &mut secondaries {
             s.wait_serial(n, SYNC_WAIT);
@@ -726,7 +730,7 @@ fn pruned_serial_gets_the_full_zone(
     let newest = missed;
     for n in last + 1..=newest {
         std::fs::write(records, yaml(n)).unwrap();
-        let r = crate::util::load(state, records, &[]);
+        let r = crate::util::load(state, records, ONE_ZONE);
         assert_eq!(r.code, 0, "load {n}: {}{}", r.stdout, r.stderr);
     }
     let bind_status = |st: &serde_json::Value| {
@@ -783,7 +787,7 @@ fn pruned_serial_gets_the_full_zone(
     bind.wait_serial(last, START_WAIT);
     let newest = newest + 1;
     std::fs::write(records, yaml(newest)).unwrap();
-    let r = crate::util::load(state, records, &[]);
+    let r = crate::util::load(state, records, ONE_ZONE);
     assert_eq!(r.code, 0, "load {newest}: {}{}", r.stdout, r.stderr);
     bind.wait_serial(newest, SYNC_WAIT);
     let log = bind.proc_.log_text();
@@ -857,7 +861,7 @@ fn tsig_signed_transfers_and_a_secondary_without_the_key_is_refused() {
     // Two swaps: the signed IXFRs follow.
     for n in 2..=3 {
         std::fs::write(&records, yaml(n)).unwrap();
-        let r = crate::util::load(&state, &records, &[]);
+        let r = crate::util::load(&state, &records, ONE_ZONE);
         assert_eq!(r.code, 0, "load {n}: {}{}", r.stdout, r.stderr);
         for s in &mut secondaries {
             s.wait_serial(n, SYNC_WAIT);

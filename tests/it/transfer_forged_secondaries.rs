@@ -60,7 +60,7 @@ fn transfers_of(log: &str, peer: &str) -> Vec<(String, String)> {
 
 fn load(run: &Run, n: u32) {
     fs::write(&run.records, yaml(n)).unwrap();
-    let r = crate::util::load(&run.state, &run.records, &[]);
+    let r = crate::util::load(&run.state, &run.records, crate::transfer::ONE_ZONE);
     assert_eq!(r.code, 0, "load {n}: {}{}", r.stdout, r.stderr);
 }
 

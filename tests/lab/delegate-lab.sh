@@ -31,6 +31,8 @@
 #   SUITE                 Debian suite to bootstrap (default sid); REBUILD=1 builds the root again
 #   LAB_REVERSE_SERVED    default 1: the daemon answers PTRs for its /24 (issue 12); 0 skips only the
 #                         checks that need a PTR answer, for a daemon built without it
+#   LAB_PIGSTY_SERVED     default 1: the daemon serves pigsty.test and pigsty (issue 37) and the route
+#                         carries both; 0: a daemon of pigsty.test alone, routed alone (PIGSTY_DNS_ZONE)
 # Addresses: loopback and TEST-NET-2 198.51.100.254/32 on an uplink stand-in, all inside the private
 # netns (no route anywhere). The daemon listens on 127.0.0.1:5354; the "default upstream" stand-in
 # (dnsmasq, global DNS=, answers every name with 203.0.113.99, logs every query) on 127.0.0.2:53.
@@ -324,6 +326,9 @@ answered() {
 		awk -F: '{n += $2} END {print n + 0}'
 }
 REVERSE_SERVED=${LAB_REVERSE_SERVED:-1}
+# A daemon that serves pigsty.test alone: it and every route command read the one zone from the variable.
+[ "${LAB_PIGSTY_SERVED:-1}" = 1 ] || export PIGSTY_DNS_ZONE=pigsty.test
+if [ "${LAB_PIGSTY_SERVED:-1}" = 1 ]; then ZONE_DOMAINS="~pigsty.test ~pigsty"; else ZONE_DOMAINS="~pigsty.test"; fi
 ptr_check() {  # ptr_check DESCRIPTION EXPECTED ACTUAL: a check that needs the daemon's PTR answers
 	if [ "$REVERSE_SERVED" = 1 ]; then check "$@"
 	else echo "SKIP (LAB_REVERSE_SERVED=0, the daemon serves no PTRs): $1"; fi
@@ -355,7 +360,7 @@ moved_24() {  # a later generation moves to 10.10.12.0/24: status calls it drift
 	echo "$out" >"$ST/logs/install-moved.log"
 	check "moved /24: that command re-routes (install again, verified)" 0 "$rc"
 	[ "$rc" = 0 ] || echo "$out" | tail -5
-	check "moved /24: the delegate routes the new reverse zone" "DNS Domain: ~pigsty.test ~12.10.10.in-addr.arpa" \
+	check "moved /24: the delegate routes the new reverse zone" "DNS Domain: $ZONE_DOMAINS ~12.10.10.in-addr.arpa" \
 		"$(delegate_status | tr ';' '\n' | grep '^DNS Domain')"
 	ptr_check "moved /24: resolvectl query 10.10.12.10 -> the canonical name" "meta.pigsty.test" "$(rq_ptr 10.10.12.10)"
 	out=$(route status --state-dir "$IN/srv" 2>&1); echo "$out" >"$ST/logs/status-moved-2.log"
@@ -431,12 +436,12 @@ delegate_tests() {
 	check "install reloaded resolved through systemctl (lab: SIGHUP)" 1 "$(reloads)"
 	cp "$file" "$ST/delegate-installed"; cp "$J" "$ST/journal-installed.json"   # for row 9 (issue 26)
 	check "delegate file: DNS, Domains (the zone and the live /24's reverse zone), DefaultRoute=no" \
-		"DNS=127.0.0.1:$PORT;Domains=~pigsty.test ~10.10.10.in-addr.arpa;DefaultRoute=no" \
+		"DNS=127.0.0.1:$PORT;Domains=$ZONE_DOMAINS ~10.10.10.in-addr.arpa;DefaultRoute=no" \
 		"$(grep -v '^#' "$file" 2>/dev/null | grep -v '^\[' | paste -sd';' -)"
 	check "delegate file: root-owned 0644 with the ownership marker" "0:0 644 yes" \
 		"$(stat -c '%u:%g %a' "$file" 2>/dev/null) $(head -1 "$file" 2>/dev/null | grep -q '^# Written by pigsty-dns' && echo yes || echo no)"
 	check "resolvectl status lists Delegate pigsty-dns (no default route)" \
-		"Delegate pigsty-dns;Current DNS Server: 127.0.0.1:$PORT;DNS Servers: 127.0.0.1:$PORT;DNS Domain: ~pigsty.test ~10.10.10.in-addr.arpa;Default Route: no" \
+		"Delegate pigsty-dns;Current DNS Server: 127.0.0.1:$PORT;DNS Servers: 127.0.0.1:$PORT;DNS Domain: $ZONE_DOMAINS ~10.10.10.in-addr.arpa;Default Route: no" \
 		"$(delegate_status)"
 	check "meta.pigsty.test via resolvectl" "10.10.10.10" "$(rq meta.pigsty.test)"
 	check "meta.pigsty.test via stub 127.0.0.53" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"

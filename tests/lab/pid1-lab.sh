@@ -495,7 +495,7 @@ system_unit() {
 		"Type=notify;NotifyAccess=main;ActiveState=active;SubState=running;UnitFileState=enabled;User=pigsty-dns" "$st"
 	st=$(prop pigsty-dns.service StatusText)
 	# Type=notify counts as started only on READY=1; the daemon sends STATUS= in the same datagram
-	check "StatusText is what the daemon sends with READY=1" "serving pigsty.test serial 0 on [127.0.0.1:$PORT]" "$st"
+	check "StatusText is what the daemon sends with READY=1" "serving pigsty.test, pigsty serial 0 on [127.0.0.1:$PORT]" "$st"
 	pid=$(prop pigsty-dns.service MainPID)
 	ok "MainPID is the daemon" "$pid: $(cx cat /proc/"$pid"/cmdline 2>/dev/null | tr '\0' ' ' | cut -c1-60)" \
 		grep -q "^/usr/local/bin/pigsty-dns serve --listen 127.0.0.1:$PORT --state-dir /var/lib/pigsty-dns" \
@@ -599,7 +599,7 @@ restarts() {
 	n1=$(prop pigsty-dns.service NRestarts)
 	check "NRestarts counts the restart" "$((n0 + 1))" "$n1"
 	check "after the restart: the same generation is served (SOA serial)" "NOERROR $SERIAL" "$(dq $PORT pigsty.test SOA)"
-	check "after the restart: StatusText" "serving pigsty.test serial $SERIAL on [127.0.0.1:$PORT]" "$(prop pigsty-dns.service StatusText)"
+	check "after the restart: StatusText" "serving pigsty.test, pigsty serial $SERIAL on [127.0.0.1:$PORT]" "$(prop pigsty-dns.service StatusText)"
 
 	# the port taken by another process while the unit is down
 	cx systemctl stop pigsty-dns.service
@@ -673,7 +673,7 @@ user_unit() {
 	check "user unit: Type=notify, active (running), enabled (systemctl --user)" \
 		"Type=notify;ActiveState=active;SubState=running;UnitFileState=enabled" "$st"
 	check "user unit: StatusText from READY=1 (the notify socket under /run/user reached)" \
-		"serving pigsty.test serial 0 on [127.0.0.1:$UPORT]" "$(prop pigsty-dns.service StatusText --user)"
+		"serving pigsty.test, pigsty serial 0 on [127.0.0.1:$UPORT]" "$(prop pigsty-dns.service StatusText --user)"
 	check "user unit: NOTIFY_SOCKET is the user manager's, under /run/user" "/run/user/$TUID/systemd/notify" \
 		"$(cx cat /proc/"$(prop pigsty-dns.service MainPID --user)"/environ | tr '\0' '\n' | sed -n 's/^NOTIFY_SOCKET=//p')"
 	check "user unit: ProtectHome is not set (ProtectHome=yes would hide that socket)" "no" \
@@ -758,7 +758,7 @@ container_restart() {
 	check "after the restart: the system unit is active by itself" active "$(wait_state pigsty-dns.service active 100)"
 	check "after the restart: NRestarts 0 (a fresh boot, not a crash loop)" 0 "$(prop pigsty-dns.service NRestarts)"
 	check "after the restart: the newest good generation is served" "NOERROR $SERIAL" "$(dq $PORT pigsty.test SOA)"
-	check "after the restart: StatusText" "serving pigsty.test serial $SERIAL on [127.0.0.1:$PORT]" "$(prop pigsty-dns.service StatusText)"
+	check "after the restart: StatusText" "serving pigsty.test, pigsty serial $SERIAL on [127.0.0.1:$PORT]" "$(prop pigsty-dns.service StatusText)"
 	local i s=none
 	for i in $(seq 50); do s=$(route_state); [ "$s" = "$ROUTE_KIND" ] && break; sleep 0.2; done
 	check "after the restart: the route is back in resolved" "$ROUTE_KIND" "$s"

@@ -11,7 +11,9 @@
 #   `serve --listen 127.0.0.1:5354 --records FILE --state-dir DIR`; default PIGSTY_DNS_BIN),
 #   PIGSTY_DNS_RECORDS (zones/pigsty.test.yml), LAB, LAB_TIMEOUT (default 420), SYSTEMD_VERSION,
 #   LAB_REVERSE_SERVED (default 1: the daemon answers PTRs for its /24, issue 12; 0 skips only the
-#   checks that need a PTR answer, for a daemon built without it).
+#   checks that need a PTR answer, for a daemon built without it), LAB_PIGSTY_SERVED (default 1: the
+#   daemon serves pigsty.test and pigsty, issue 37, and the route carries both; 0: a daemon that serves
+#   pigsty.test alone, routed alone through PIGSTY_DNS_ZONE, the checks of .pigsty names skipped).
 # Addresses: loopback, 198.18.53.53/32 on the route's link and TEST-NET-2 198.51.100.254/32 on an uplink
 # stand-in, all inside the private netns (no route anywhere). The daemon listens on 127.0.0.1:5354; the
 # "default upstream" stand-in (dnsmasq, logs every query) on 127.0.0.2:53.
@@ -270,6 +272,14 @@ answered() {
 		awk -F: '{n += $2} END {print n + 0}'
 }
 REVERSE_SERVED=${LAB_REVERSE_SERVED:-1}
+PIGSTY_SERVED=${LAB_PIGSTY_SERVED:-1}
+# A daemon that serves pigsty.test alone: it and every route command read the one zone from the variable.
+[ "$PIGSTY_SERVED" = 1 ] || export PIGSTY_DNS_ZONE=pigsty.test
+if [ "$PIGSTY_SERVED" = 1 ]; then ZONE_DOMAINS="~pigsty ~pigsty.test"; else ZONE_DOMAINS="~pigsty.test"; fi
+pig_check() {  # pig_check DESCRIPTION EXPECTED ACTUAL: a check of the .pigsty zone (issue 37)
+	if [ "$PIGSTY_SERVED" = 1 ]; then check "$@"
+	else echo "SKIP (LAB_PIGSTY_SERVED=0, the daemon serves pigsty.test only): $1"; fi
+}
 ptr_check() {  # ptr_check DESCRIPTION EXPECTED ACTUAL: a check that needs the daemon's PTR answers
 	if [ "$REVERSE_SERVED" = 1 ]; then check "$@"
 	else echo "SKIP (LAB_REVERSE_SERVED=0, the daemon serves no PTRs): $1"; fi
@@ -301,7 +311,7 @@ moved_24() {  # moved_24 LABEL: a later generation moves to 10.10.12.0/24; statu
 	echo "$out" >"$ST/logs/install-moved-$v.log"
 	check "$v: moved /24: that command re-routes (install again, verified)" 0 "$rc"
 	[ "$rc" = 0 ] || echo "$out" | tail -5
-	check "$v: moved /24: the link routes the new reverse zone" "~12.10.10.in-addr.arpa ~pigsty.test" "$(link_domains)"
+	check "$v: moved /24: the link routes the new reverse zone" "~12.10.10.in-addr.arpa $ZONE_DOMAINS" "$(link_domains)"
 	ptr_check "$v: moved /24: resolvectl query 10.10.12.10 -> the canonical name" "meta.pigsty.test" "$(rq_ptr 10.10.12.10)"
 	out=$(route status --state-dir "$ST/srv" 2>&1); echo "$out" >"$ST/logs/status-moved-2-$v.log"
 	check "$v: moved /24: route status all ok again" 0 "$(grep -c '^FAIL' <<<"$out")"
@@ -375,7 +385,7 @@ row3_restarts() {  # resolved restarted (its /run state kept, as systemctl resta
 	check "$v: row 3: resolved restarted -> the route survives" yes "$([ "$ms" != never ] && echo yes || echo no)"
 	measure "$v: resolved restart: first good stub answer $ms ms after resolved is up"
 	check "$v: row 3: ... and nothing reached the upstream" none "$(who_saw meta.pigsty.test)"
-	check "$v: row 3: the link still routes both zones" "~10.10.10.in-addr.arpa ~pigsty.test" "$(link_domains)"
+	check "$v: row 3: the link still routes both zones" "~10.10.10.in-addr.arpa $ZONE_DOMAINS" "$(link_domains)"
 	if [ "$v" = networkd ]; then
 		mark; local t0; t0=$(now_ms); nctl reload >/dev/null 2>&1; ms=$(first_good 10.10.10.10)
 		check "$v: row 3: networkctl reload -> the route survives" yes "$([ "$ms" != never ] && echo yes || echo no)"
@@ -398,7 +408,7 @@ row4_uplink_renewal() {  # someone else's change: the uplink's DNS servers and d
 	check "$v: row 4: ... the upstream never saw it" none "$(who_saw meta.pigsty.test)"
 	dq "b.office.example" >/dev/null
 	check "$v: row 4: the uplink's new domain goes to the uplink's server" upstream "$(who_saw b.office.example)"
-	check "$v: row 4: the route's link is unaffected" "~10.10.10.in-addr.arpa ~pigsty.test" "$(link_domains)"
+	check "$v: row 4: the route's link is unaffected" "~10.10.10.in-addr.arpa $ZONE_DOMAINS" "$(link_domains)"
 	out=$(rstatus "renewal-$v")
 	check "$v: row 4: route status all ok" 0 "$(grep -c '^FAIL' <<<"$out")"
 	rctl revert pu0
@@ -570,7 +580,9 @@ variant() {   # variant networkd|runtime
 	check "$v: meta.pigsty.test via resolvectl" "10.10.10.10" "$(rq meta.pigsty.test)"
 	check "$v: meta.pigsty.test via stub 127.0.0.53" "NOERROR 10.10.10.10" "$(dq meta.pigsty.test)"
 	check "$v: meta.pigsty.test via getent" "10.10.10.10" "$(getent ahostsv4 meta.pigsty.test | awk '{print $1; exit}')"
-	check "$v: the link also routes the reverse zone of the live /24" "~10.10.10.in-addr.arpa ~pigsty.test" "$(link_domains)"
+	check "$v: the link also routes the reverse zone of the live /24" "~10.10.10.in-addr.arpa $ZONE_DOMAINS" "$(link_domains)"
+	pig_check "$v: the journal records both zones" 1 \
+		"$(tr -d ' \n' <"$ST/rroot/var/lib/pigsty-dns-route/journal.json" 2>/dev/null | grep -c '"zones":\["pigsty.test","pigsty"\]')"
 	check "$v: the journal records the reverse zone" 1 \
 		"$(grep -c '"reverse_zone": "10.10.10.in-addr.arpa"' "$ST/rroot/var/lib/pigsty-dns-route/journal.json" 2>/dev/null)"
 	reverse_checks "$v"
@@ -586,6 +598,8 @@ variant() {   # variant networkd|runtime
 	stop_daemon; mark
 	check "$v: daemon down -> stub SERVFAIL" "SERVFAIL" "$(dq meta.pigsty.test)"
 	check "$v: daemon down -> nothing reaches the upstream" none "$(who_saw meta.pigsty.test)"
+	mark; rq "lab-$RANDOM.pigsty" >/dev/null; dq i.pigsty >/dev/null; getent ahostsv4 sss.pigsty >/dev/null
+	pig_check "$v: daemon down -> no *.pigsty query reaches the upstream" none "$(who_saw '[^ ]*\.pigsty')"
 	check "$v: route status says the daemon is down" 1 "$(route status 2>&1 | grep -c '^FAIL daemon')"
 	start_daemon
 	out=$(route uninstall --yes 2>&1); rc=$?
@@ -715,7 +729,9 @@ wait_visible_live() {
 # The README's journey: serve --records a stock Pigsty config (conf/meta.yml, tests/data/pigsty-conf)
 # --follow, route install, then the programs users run resolve pg-meta.pigsty.test: getent, a real psql
 # (its connection error names 10.10.10.10), curl and Python's getaddrinfo; an edit that adds a cluster is
-# live without a restart; a broken edit keeps the last good.
+# live without a restart; a broken edit keeps the last good. Issue 37: i.pigsty (the portal) resolves for
+# getent, Python and curl through the same route, an unrelated name still goes to the upstream, and with
+# the daemon down no .pigsty name reaches it.
 pigsty_journey() {
 	local out rc pid cfg=$ST/pigsty.yml i got
 	echo "=== from a Pigsty config (issue 31)"
@@ -742,6 +758,18 @@ pigsty_journey() {
 	check "pigsty: curl resolves pg-meta.pigsty.test to 10.10.10.10" 1 "$(grep -c 'Trying 10.10.10.10:8008' <<<"$out")"
 	check "pigsty: Python's socket.getaddrinfo" 10.10.10.10 \
 		"$(python3 -c 'import socket; print(socket.getaddrinfo("pg-meta.pigsty.test", 5432, socket.AF_INET)[0][4][0])' 2>&1)"
+	# Issue 37: the names Pigsty gives, under its own .pigsty, through the same route.
+	pig_check "pigsty: getent ahostsv4 i.pigsty" 10.10.10.10 "$(getent ahostsv4 i.pigsty | awk '{print $1; exit}')"
+	pig_check "pigsty: Python's socket.getaddrinfo of i.pigsty" 10.10.10.10 \
+		"$(python3 -c 'import socket; print(socket.getaddrinfo("i.pigsty", 443, socket.AF_INET)[0][4][0])' 2>&1)"
+	out=$(timeout 10 curl -v --max-time 3 https://i.pigsty/ 2>&1); echo "$out" >"$ST/logs/curl-portal.log"
+	pig_check "pigsty: curl -v https://i.pigsty/ tries 10.10.10.10 (the portal's name, resolved)" 1 \
+		"$(grep -c 'Trying 10.10.10.10:443' <<<"$out")"
+	mark; dq example.org >/dev/null
+	check "pigsty: an unrelated name still goes to the upstream" upstream "$(who_saw example.org)"
+	out=$(route status --state-dir "$ST/pig" 2>&1); echo "$out" >"$ST/logs/status-pigsty.log"
+	pig_check "pigsty: route status: every served zone is routed" 1 \
+		"$(grep -c '^ok   zones: routes every zone the daemon serves (pigsty.test, pigsty)' <<<"$out")"
 	# An edit that adds a cluster: live without a restart.
 	python3 - "$cfg" <<'PY'
 import sys
@@ -766,9 +794,11 @@ PY
 	check "pigsty: ... and pg-meta" 10.10.10.10 "$(getent ahostsv4 pg-meta.pigsty.test | awk '{print $1; exit}')"
 	check "pigsty: the server logged the refusal naming the value" 1 \
 		"$(grep -q 'is a CIDR' "$ST/logs/daemon-pigsty.log" && echo 1)"
+	stopkill "$pid"
+	mark; rq i.pigsty >/dev/null; dq "lab-$RANDOM.pigsty" >/dev/null; getent ahostsv4 sss.pigsty >/dev/null
+	pig_check "pigsty: daemon down -> no *.pigsty query reaches the upstream" none "$(who_saw '[^ ]*\.pigsty')"
 	route uninstall --yes >"$ST/logs/uninstall-pigsty.log" 2>&1
 	check "pigsty: route uninstall" 0 "$?"
-	stopkill "$pid"
 	stop_resolved; stop_upstream; ip link del pu0
 	rm -f /run/systemd/resolved.conf.d/40-upstream.conf "$ST/rroot/etc/hosts"
 	umount /etc/hosts

@@ -59,6 +59,18 @@ fn route_lab_resolved_link_end_to_end() {
         let line = format!("PASS: {line}");
         assert!(stdout.contains(&line), "missing {line:?} in:\n{stdout}");
     }
+    // Issue 37: both zones journaled, and nothing under .pigsty leaks while the daemon is down.
+    if pigsty_served() {
+        for v in ["networkd", "runtime"] {
+            for w in [
+                "the journal records both zones",
+                "daemon down -> no *.pigsty query reaches the upstream",
+            ] {
+                let line = format!("PASS: {v}: {w}");
+                assert!(stdout.contains(&line), "missing {line:?} in:\n{stdout}");
+            }
+        }
+    }
 }
 
 /// Issue 31's journey: a stock Pigsty config served with --follow, routed, and resolved by getent, a
@@ -81,8 +93,28 @@ fn route_lab_pigsty_journey() {
         "a cluster added to the config is live without a restart",
         "a broken edit keeps the last good (pg-test still answers)",
         "the server logged the refusal naming the value",
+        "an unrelated name still goes to the upstream",
+        "route uninstall",
     ] {
         let line = format!("PASS: pigsty: {w}");
         assert!(stdout.contains(&line), "missing {line:?} in:\n{stdout}");
     }
+    // Issue 37's names under .pigsty, unless the daemon serves pigsty.test alone (LAB_PIGSTY_SERVED=0).
+    if pigsty_served() {
+        for w in [
+            "getent ahostsv4 i.pigsty",
+            "Python's socket.getaddrinfo of i.pigsty",
+            "curl -v https://i.pigsty/ tries 10.10.10.10 (the portal's name, resolved)",
+            "route status: every served zone is routed",
+            "daemon down -> no *.pigsty query reaches the upstream",
+        ] {
+            let line = format!("PASS: pigsty: {w}");
+            assert!(stdout.contains(&line), "missing {line:?} in:\n{stdout}");
+        }
+    }
+}
+
+/// The daemon serves pigsty beside pigsty.test (issue 37) unless LAB_PIGSTY_SERVED=0.
+fn pigsty_served() -> bool {
+    std::env::var("LAB_PIGSTY_SERVED").as_deref() != Ok("0")
 }

@@ -33,7 +33,7 @@ pub(in crate::commands) fn sample(n: usize, drop: usize, moved: usize, serial: u
         .collect();
     ptr.sort_by_key(|p| p.address);
     let set = RecordSet {
-        zone: Zone::parse("pigsty.test").unwrap(),
+        zones: Zone::parse("pigsty.test").unwrap().into(),
         records,
         ptr,
         not_served: (0..n.min(3))

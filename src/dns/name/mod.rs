@@ -305,6 +305,24 @@ pub fn is_canonical_served(name: &str, zone: &Zone) -> bool {
     scan_ldh(name.as_bytes(), true) && in_zone(name, zone.as_str())
 }
 
+/// The `--zone` values (repeated, or listed in the environment variable), checked as a set (exit 2
+/// when one is not a zone name, or the set is refused: see [`Zones::parse`]).
+pub fn zones_arg<S: AsRef<str>>(raw: &[S]) -> Result<Zones, AppError> {
+    Zones::parse(raw).map_err(|e| {
+        AppError::new(
+            Class::Usage,
+            format!("--zone {e}"),
+            format!(
+                "give zones such as --zone {} --zone {} (or {}={})",
+                crate::defaults::ZONES[0],
+                crate::defaults::ZONES[1],
+                crate::defaults::ENV_ZONE,
+                crate::defaults::ZONES.join(",")
+            ),
+        )
+    })
+}
+
 /// A `--zone` value, checked (exit 2 when it is not a zone name).
 pub fn zone_arg(raw: &str) -> Result<Zone, AppError> {
     Zone::parse(raw).map_err(|e| {

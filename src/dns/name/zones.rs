@@ -111,6 +111,12 @@ impl Zones {
     }
 }
 
+impl From<Zone> for Zones {
+    fn from(zone: Zone) -> Zones {
+        Zones::one(zone)
+    }
+}
+
 impl<'a> IntoIterator for &'a Zones {
     type Item = &'a Zone;
     type IntoIter = std::slice::Iter<'a, Zone>;

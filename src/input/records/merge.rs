@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 
 use super::{NotServed, Record};
 use crate::defaults::MAX_SERVED_NAMES;
-use crate::dns::name::{self, Zone};
+use crate::dns::name::Zones;
 use crate::input::inventory::InputError;
 use crate::input::problems::MAX_LISTED;
 
@@ -53,9 +53,9 @@ impl<'a> Mention<'a> {
         address: Ipv4Addr,
         group: usize,
         kind: Kind,
-        zone: &Zone,
+        zone: &Zones,
     ) -> Self {
-        let (key, served) = name::fold_and_place(name, zone);
+        let (key, served) = zone.fold_and_place(name);
         Mention {
             key,
             raw: Raw::Input(name),
@@ -68,14 +68,14 @@ impl<'a> Mention<'a> {
     }
 
     /// A `vm_hosts` name, whose string becomes the key (one allocation less per name).
-    pub(super) fn owned(name: String, address: Ipv4Addr, group: usize, zone: &Zone) -> Self {
+    pub(super) fn owned(name: String, address: Ipv4Addr, group: usize, zone: &Zones) -> Self {
         let single_label = !name.contains('.');
         let raw = if name.bytes().any(|b| b.is_ascii_uppercase()) {
             Raw::Copy(name.clone())
         } else {
             Raw::Key
         };
-        let (key, served) = name::fold_and_place_owned(name, zone);
+        let (key, served) = zone.fold_and_place_owned(name);
         Mention {
             key,
             raw,
@@ -87,13 +87,13 @@ impl<'a> Mention<'a> {
         }
     }
 
-    fn raw(&self, zone: &Zone) -> &str {
+    fn raw(&self, zone: &Zones) -> &str {
         match &self.raw {
             Raw::Input(s) => s,
             Raw::Copy(s) => s,
             Raw::Key if self.single_label => self
                 .key
-                .get(..self.key.len() - zone.as_str().len() - 1)
+                .get(..self.key.len() - zone.first().as_str().len() - 1)
                 .unwrap_or_default(),
             Raw::Key => &self.key,
         }
@@ -164,7 +164,7 @@ impl Sorted {
 pub(super) fn check(
     mentions: &[Mention<'_>],
     sources: &[String],
-    zone: &Zone,
+    zone: &Zones,
     bad: Found,
 ) -> Result<Order, (Vec<InputError>, usize)> {
     let order = Order::of(mentions);
@@ -196,7 +196,7 @@ fn check_run(
     run: &[Sorted],
     mentions: &[Mention<'_>],
     sources: &[String],
-    zone: &Zone,
+    zone: &Zones,
     first: &mut Found,
 ) -> usize {
     let head_pos = run.iter().map(|s| s.pos()).min().unwrap_or(run[0].pos());
@@ -321,7 +321,6 @@ pub(super) fn merge(
     mentions: &mut [Mention<'_>],
     mut sources: Vec<String>,
     order: &Order,
-    zone: &Zone,
 ) -> (Vec<Record>, Vec<NotServed>) {
     let Order { sorted, starts } = order;
     let mut records = Vec::with_capacity(starts.len());
@@ -347,7 +346,7 @@ pub(super) fn merge(
             not_served.push(NotServed {
                 name: std::mem::take(&mut m.key),
                 address,
-                reason: format!("outside zone {zone}"),
+                reason: "outside the served zones".to_string(),
                 sources: names,
             });
         }

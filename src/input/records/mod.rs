@@ -8,7 +8,7 @@ use std::net::Ipv4Addr;
 use serde::{Deserialize, Serialize};
 
 use crate::defaults::MAX_SERVED_NAMES;
-use crate::dns::name::{self, Zone};
+use crate::dns::name::{self, Zones};
 use crate::input::inventory::{Derived, Host, InputError, Inventory, Named, VmHost};
 use crate::input::problems::Problems;
 
@@ -55,7 +55,7 @@ pub struct SkippedHost {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordSet {
-    pub zone: Zone,
+    pub zones: Zones,
     pub records: Vec<Record>,
     /// One per address that has served names, sorted by address.
     pub ptr: Vec<Ptr>,
@@ -65,14 +65,21 @@ pub struct RecordSet {
 
 impl RecordSet {
     /// Applies the address, name and conflict rules to a parsed inventory.
-    pub fn build(inv: &Inventory, zone: &Zone) -> Result<RecordSet, InputError> {
-        Self::from_inventory(inv.clone(), zone)
+    /// `zones`: a [`Zones`] set, or one [`crate::dns::name::Zone`].
+    pub fn build(
+        inv: &Inventory,
+        zones: &(impl Clone + Into<Zones>),
+    ) -> Result<RecordSet, InputError> {
+        Self::from_inventory(inv.clone(), zones)
     }
 
     /// [`RecordSet::build`] that moves the sources out of the inventory instead of copying them.
-    pub fn from_inventory(inv: Inventory, zone: &Zone) -> Result<RecordSet, InputError> {
+    pub fn from_inventory(
+        inv: Inventory,
+        zones: &(impl Clone + Into<Zones>),
+    ) -> Result<RecordSet, InputError> {
         let mut problems = Problems::default();
-        match Self::from_inventory_into(inv, zone, &mut problems) {
+        match Self::from_inventory_into(inv, zones, &mut problems) {
             Some(set) if problems.is_empty() => Ok(set),
             _ => Err(problems.first().unwrap_or_else(|| {
                 InputError::new("", "could not be read", "run check on it for the reason")
@@ -85,12 +92,12 @@ impl RecordSet {
     /// `None` when any problem is in `problems`: a record set is only ever made of a file without one.
     pub fn from_inventory_into(
         inv: Inventory,
-        zone: &Zone,
+        zones: &(impl Clone + Into<Zones>),
         problems: &mut Problems,
     ) -> Option<RecordSet> {
         let addresses = check_addresses_of(&inv, problems);
         let managed_count = problems.take(addresses)??;
-        match Self::named(inv, zone, managed_count) {
+        match Self::named(inv, zones.clone().into(), managed_count) {
             Ok(set) => problems.is_empty().then_some(set),
             Err((listed, more)) => {
                 for e in listed {
@@ -105,9 +112,10 @@ impl RecordSet {
     /// The name rules over an inventory whose addresses pass, and the record set.
     fn named(
         mut inv: Inventory,
-        zone: &Zone,
+        zones: Zones,
         managed_count: usize,
     ) -> Result<RecordSet, (Vec<InputError>, usize)> {
+        let zone = &zones;
         // Every mention in input order, and its source at the same index; checked per name here, then
         // sorted once by key for merging and conflicts (a BTreeMap insert per name cost more than the
         // rest of the rules together). Sized up front: at 100,000 names these are the largest arrays.
@@ -144,7 +152,7 @@ impl RecordSet {
         );
         let sorted = check(&mentions, &sources, zone, bad)?;
         let ptr = canonical_names(&mentions);
-        let (records, not_served) = merge(&mut mentions, sources, &sorted, zone);
+        let (records, not_served) = merge(&mut mentions, sources, &sorted);
         if records.len() > MAX_SERVED_NAMES {
             return Err((
                 vec![InputError::new(
@@ -168,7 +176,7 @@ impl RecordSet {
             })
             .collect();
         Ok(RecordSet {
-            zone: zone.clone(),
+            zones,
             records,
             ptr,
             not_served,
@@ -225,7 +233,7 @@ type Bad = Found;
 /// its own checks goes to `bad`.
 fn host_mentions<'a>(
     hosts: &'a mut [Host],
-    zone: &Zone,
+    zone: &Zones,
     mentions: &mut Vec<Mention<'a>>,
     sources: &mut Vec<String>,
     bad: &mut Bad,
@@ -288,7 +296,7 @@ fn host_mentions<'a>(
 fn vm_mentions(
     vm_hosts: &mut [VmHost],
     managed_count: usize,
-    zone: &Zone,
+    zone: &Zones,
     mentions: &mut Vec<Mention<'_>>,
     sources: &mut Vec<String>,
     bad: &mut Bad,
@@ -311,7 +319,7 @@ fn vm_mentions(
 fn derived_mentions(
     derived: &mut [Derived],
     first_group: usize,
-    zone: &Zone,
+    zone: &Zones,
     mentions: &mut Vec<Mention<'_>>,
     sources: &mut Vec<String>,
     bad: &mut Bad,

@@ -1,4 +1,5 @@
 use super::*;
+use crate::dns::name::Zone;
 use crate::input::inventory;
 use crate::zone::generation::{Soa, record_digest};
 
@@ -15,9 +16,16 @@ fn ptrs(set: &RecordSet) -> Vec<(String, String)> {
 }
 
 fn digest(set: &RecordSet) -> String {
-    let soa = Soa::for_zone(&set.zone, 5);
+    let soa = Soa::for_zone(set.zones.first(), 5);
     let ns = ["localhost.".to_string()];
-    record_digest(set.zone.as_str(), 30, &soa, &ns, &set.records, &set.ptr)
+    record_digest(
+        set.zones.first().as_str(),
+        30,
+        &soa,
+        &ns,
+        &set.records,
+        &set.ptr,
+    )
 }
 
 #[test]

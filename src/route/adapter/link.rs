@@ -43,7 +43,7 @@ fn networkd(p: &Params) -> Render {
     let netdev = format!(
         "[NetDev]\nName={l}\nKind={}\nDescription=pigsty-dns route for {}\n",
         p.kind.as_str(),
-        p.zone
+        p.forward_shown()
     );
     let network = format!(
         "[Match]\nName={l}\n\n[Link]\nRequiredForOnline=no\n\n[Network]\nAddress={}\nDNS={}\nDomains={}\n\
@@ -208,7 +208,8 @@ fn unit(p: &Params) -> String {
          Before=nss-lookup.target\nWants=nss-lookup.target\n\
          # Restarted with resolved, so the link's DNS settings come back after a resolved restart.\n\
          PartOf=systemd-resolved.service\n\n[Service]\nType=oneshot\nRemainAfterExit=yes\n",
-        p.zone, p.server
+        p.forward_shown(),
+        p.server
     );
     // Only fixed, root-owned system programs; never the pigsty-dns binary or a user path.
     for (words, may_fail, _) in live_commands(p, &p.ip, &p.resolvectl) {

@@ -33,21 +33,19 @@ pub fn family(adapter: AdapterName) -> Family {
     }
 }
 
-/// The fixed places an adapter may have written for `zone`, and the directories whose entries may be
-/// an adapter's too (resolved-link names its files after the link): where uninstall looks for files
-/// with the ownership marker when the journal is gone.
-pub fn places(zone: &str) -> (Vec<String>, [&'static str; 2]) {
-    (
-        vec![
-            delegate::PATH.into(),
-            nm::PATH.into(),
-            global::PATH.into(),
-            link::UNIT_PATH.into(),
-            link::NM_CONF_PATH.into(),
-            macos::path_for(zone),
-        ],
-        [link::NETWORK_DIR, macos::DIR],
-    )
+/// The fixed places an adapter may have written for `zones`, and the directories whose entries may be
+/// an adapter's too (resolved-link names its files after the link; macOS a file per zone): where
+/// uninstall looks for files with the ownership marker when the journal is gone.
+pub fn places(zones: &[&str]) -> (Vec<String>, [&'static str; 2]) {
+    let mut v: Vec<String> = vec![
+        delegate::PATH.into(),
+        nm::PATH.into(),
+        global::PATH.into(),
+        link::UNIT_PATH.into(),
+        link::NM_CONF_PATH.into(),
+    ];
+    v.extend(zones.iter().map(|z| macos::path_for(z)));
+    (v, [link::NETWORK_DIR, macos::DIR])
 }
 
 #[cfg(test)]

@@ -115,8 +115,9 @@ impl LinkKind {
 /// Everything an adapter renders from.
 #[derive(Debug, Clone, Serialize)]
 pub struct Params {
-    pub zone: String,
-    /// The reverse zone of the live generation's /24 (`C.B.A.in-addr.arpa`), routed beside `zone`;
+    /// The served forward zones, in the daemon's order (`pigsty.test`, `pigsty`): each is routed.
+    pub zones: Vec<String>,
+    /// The reverse zone of the live generation's /24 (`C.B.A.in-addr.arpa`), routed beside `zones`;
     /// `None` before the first generation (the empty zone has no reverse zone).
     pub reverse: Option<String>,
     pub server: SocketAddr,
@@ -136,11 +137,18 @@ impl Params {
         format!("{}/{}", self.address, self.prefix)
     }
 
-    /// The zones the route carries: the zone, then its reverse zone when there is one.
+    /// The zones the route carries: the forward zones, then the reverse zone when there is one.
     pub fn zones(&self) -> Vec<&str> {
-        std::iter::once(self.zone.as_str())
+        self.zones
+            .iter()
+            .map(String::as_str)
             .chain(self.reverse.as_deref())
             .collect()
+    }
+
+    /// The forward zones as messages name them: "pigsty.test, pigsty".
+    pub fn forward_shown(&self) -> String {
+        self.zones.join(", ")
     }
 
     /// The route-only domains as resolved's `Domains=` (and `resolvectl domain`) spell them.

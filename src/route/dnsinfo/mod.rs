@@ -355,10 +355,10 @@ pub fn claimants(root: &Path, runner: &mut dyn Runner, zone: &str) -> Vec<Claim>
     claims
 }
 
-/// [`claimants`] of every zone the route carries: `zone`, and the zones of the route's own files in
+/// [`claimants`] of every zone the route carries: `zones`, and the zones of the route's own files in
 /// `/etc/resolver` (the reverse zone's), each claim once.
-pub fn route_claimants(root: &Path, runner: &mut dyn Runner, zone: &str) -> Vec<Claim> {
-    let mut zones = vec![zone.to_string()];
+pub fn route_claimants(root: &Path, runner: &mut dyn Runner, zones: &[String]) -> Vec<Claim> {
+    let mut zones = zones.to_vec();
     for f in read_dir(&under(root, macos::DIR)) {
         if let Some(d) = f.domain.filter(|_| f.ours && !macos::is_temp_name(&f.name))
             && !zones.iter().any(|z| norm(z) == norm(&d))

@@ -210,12 +210,18 @@ fn lookups_reach_daemon(ctx: &mut Ctx<'_>, p: &Params, live: Option<&Live>) -> V
             "no status file of the daemon to read what it answered from: give --state-dir",
         )];
     };
-    let zone = p.zone.clone();
-    let mut v = vec![probe(ctx, FORWARD, &sf, p, |ctx| {
-        let name = format!("{}.{zone}", random_label());
-        let out = ctx.runner.getaddrinfo(&name);
-        (format!("getaddrinfo({name})"), name, out)
-    })];
+    // Every forward zone on its own: each has its own resolver file, so each can be sent elsewhere.
+    let mut v: Vec<Check> = p
+        .zones
+        .iter()
+        .map(|zone| {
+            probe(ctx, FORWARD, zone, &sf, p, |ctx| {
+                let name = format!("{}.{zone}", random_label());
+                let out = ctx.runner.getaddrinfo(&name);
+                (format!("getaddrinfo({name})"), name, out)
+            })
+        })
+        .collect();
     let Some(rev) = p.reverse.clone() else {
         return v;
     };
@@ -227,7 +233,8 @@ fn lookups_reach_daemon(ctx: &mut Ctx<'_>, p: &Params, live: Option<&Live>) -> V
         ));
         return v;
     };
-    v.push(probe(ctx, REVERSE, &sf, p, move |ctx| {
+    let rev_zone = rev.clone();
+    v.push(probe(ctx, REVERSE, &rev_zone, &sf, p, move |ctx| {
         let Some(a) = fresh.next() else {
             return (
                 format!("every address of {rev} has a PTR"),
@@ -261,6 +268,7 @@ fn lookups_reach_daemon(ctx: &mut Ctx<'_>, p: &Params, live: Option<&Live>) -> V
 fn probe(
     ctx: &mut Ctx<'_>,
     label: &str,
+    zone: &str,
     status_file: &Path,
     p: &Params,
     mut ask: impl FnMut(&mut Ctx<'_>) -> (String, String, Output),
@@ -283,11 +291,6 @@ fn probe(
             )),
         }
     });
-    let zone = if label == REVERSE {
-        p.reverse.as_deref().unwrap_or_default()
-    } else {
-        &p.zone
-    };
     match r {
         Ok(d) => check(label, true, d),
         Err(e) => check(

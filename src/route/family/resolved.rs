@@ -55,7 +55,11 @@ impl Resolver for Resolved {
         _: Option<&Live>,
     ) -> Vec<Check> {
         let wait = ctx.settle;
-        vec![soa_through_resolved(ctx, &p.zone, serial, wait)]
+        // One serial for every zone of a generation: each forward zone's SOA must carry it.
+        p.zones
+            .iter()
+            .map(|z| soa_through_resolved(ctx, z, serial, wait))
+            .collect()
     }
 
     fn forward(&self, ctx: &mut Ctx<'_>, name: &str, want: Ipv4Addr, wait: Duration) -> Vec<Check> {

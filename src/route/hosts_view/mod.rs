@@ -27,6 +27,9 @@ impl ZoneAnswers for Live {
     fn zone(&self) -> &str {
         self.zone.trim_end_matches('.')
     }
+    fn zones(&self) -> Vec<&str> {
+        self.zones.iter().map(|z| z.trim_end_matches('.')).collect()
+    }
     fn records(&self) -> &[crate::input::records::Record] {
         &self.records
     }
@@ -338,28 +341,39 @@ fn canonical_key(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// The name `route install` and `route status` check through the native path without
-/// `--check-name`: the live generation's first served name in canonical order that the hosts file
+/// The name of `zone` that `route install` and `route status` check through the native path without
+/// `--check-name`: the live generation's first served name of it in canonical order that the hosts file
 /// does not answer in the zone's place (else the first one: its check then shows the shadow). Err:
 /// why nothing is checked, as the check's detail.
 pub fn default_check_name(
     ctx: &Ctx<'_>,
     adapter: AdapterName,
     live: Option<&Live>,
+    zone: &str,
 ) -> Result<String, String> {
     let Some(l) = live else {
         return Err(match ctx.state_dir.as_deref().map(live::read) {
             None => "not checked: no --check-name, and no state dir of the daemon to take a served name from (give --state-dir DIR or --check-name NAME)".into(),
             Some(Ok(None)) => "not checked: the zone is empty".into(),
             Some(Ok(Some(g))) if g.records.is_empty() => "not checked: the zone is empty".into(),
-            Some(Ok(Some(g))) => format!("not checked: the live generation serves {}, not this route's zone", g.zone),
+            Some(Ok(Some(g))) => format!("not checked: the live generation serves {}, not this route's zone", g.zones.join(", ")),
             Some(Err(e)) => format!("not checked: {e}"),
         });
     };
-    let mut names: Vec<&str> = l.records.iter().map(|r| r.name.as_str()).collect();
+    if l.records.is_empty() {
+        return Err("not checked: the zone is empty".into());
+    }
+    let mut names: Vec<&str> = l
+        .records
+        .iter()
+        .map(|r| r.name.as_str())
+        .filter(|n| crate::dns::name::in_zone(n, zone))
+        .collect();
     names.sort_by_cached_key(|n| canonical_key(n));
     let Some(first) = names.first() else {
-        return Err("not checked: the zone is empty".into());
+        return Err(format!(
+            "not checked: the live generation has no name in {zone}"
+        ));
     };
     let view = View::read(ctx, &l.zone, Some(adapter), Ok(l));
     let shadowed: std::collections::HashSet<&str> = view

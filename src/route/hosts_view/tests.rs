@@ -166,6 +166,7 @@ fn live(names: &[(&str, [u8; 4])]) -> Live {
     Live {
         state_dir: PathBuf::from("/nonexistent"),
         zone: ZONE.into(),
+        zones: vec![ZONE.into()],
         serial: 3,
         reverse: Some("10.10.10.in-addr.arpa".into()),
         ptr: vec![],
@@ -186,7 +187,7 @@ fn default_name(
         crate::route::status::testing::up,
         |ctx| {
             ctx.state_dir = state_dir;
-            default_check_name(ctx, AdapterName::ResolvedLink, l)
+            default_check_name(ctx, AdapterName::ResolvedLink, l, "pigsty.test")
         },
     )
 }

@@ -10,6 +10,7 @@ fn status(state: ServerState) -> Status {
         started: "2026-12-03T08:00:00Z".into(),
         started_unix: 0,
         updated: "2026-12-03T08:00:02Z".into(),
+        zones: Vec::new(),
         listen: vec!["127.0.0.1:5354".parse().unwrap()],
         zone: "pigsty.test".into(),
         reverse_zone: None,

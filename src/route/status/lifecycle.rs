@@ -100,7 +100,7 @@ pub fn other_scopes(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
-        claim::advice(&claims, &r.params.zone, Seen::Status),
+        claim::advice(&claims, &r.params.forward_shown(), Seen::Status),
     )]
 }
 

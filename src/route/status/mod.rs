@@ -18,7 +18,8 @@ use super::context::Ctx;
 use super::dnsinfo;
 use super::installed::{Presence, presence};
 use super::journal::{self, Journal};
-use crate::defaults::ZONE;
+use crate::defaults::ZONES;
+use crate::dns::name::Zones;
 use crate::error::AppError;
 use crate::output::{FORMAT, Report};
 
@@ -49,6 +50,7 @@ pub const ROUTED: &[RoutedItem] = &[
     routed::journal,
     routed::drift,
     routed::reverse_zone,
+    routed::zones,
     routed::network_manager,
     routed::port,
     lifecycle::link,
@@ -81,14 +83,25 @@ pub fn status_items(ctx: &mut Ctx<'_>) -> Vec<Item> {
     v
 }
 
-/// macOS: other resolvers for the zone (another /etc/resolver file, a VPN's split DNS).
-fn claimants_item(ctx: &mut Ctx<'_>, zone: &str) -> Item {
-    let claims = dnsinfo::route_claimants(&ctx.root, ctx.runner, zone);
+/// The zones the daemon serves, from its live generation; the defaults when there is none to read (what
+/// an install would route, and what messages without a route name).
+pub fn served_zones(ctx: &Ctx<'_>) -> Zones {
+    let default = || Zones::parse(ZONES).expect("the default zones are a zone set");
+    match ctx.state_dir.as_deref().map(super::live::read) {
+        Some(Ok(Some(l))) => Zones::parse(&l.zones).unwrap_or_else(|_| default()),
+        _ => default(),
+    }
+}
+
+/// macOS: other resolvers for the zones (another /etc/resolver file, a VPN's split DNS).
+fn claimants_item(ctx: &mut Ctx<'_>, zones: &[String]) -> Item {
+    let claims = dnsinfo::route_claimants(&ctx.root, ctx.runner, zones);
+    let shown = zones.join(", ");
     if claims.is_empty() {
         return item(
             "other resolvers",
             true,
-            format!("no other resolver claims {zone} (/etc/resolver, scutil --dns)"),
+            format!("no other resolver claims {shown} (/etc/resolver, scutil --dns)"),
             "none",
         );
     }
@@ -100,7 +113,7 @@ fn claimants_item(ctx: &mut Ctx<'_>, zone: &str) -> Item {
             .map(|c| c.what.as_str())
             .collect::<Vec<_>>()
             .join("; "),
-        claim::advice(&claims, zone, Seen::Status),
+        claim::advice(&claims, &shown, Seen::Status),
     )
 }
 
@@ -111,8 +124,16 @@ pub fn reinstall_command(j: &Journal, state_dir: Option<&std::path::Path>) -> St
         "sudo pigsty-dns route install --adapter {} --server {}",
         j.adapter, j.server
     );
-    if j.zone != ZONE {
-        c.push_str(&format!(" --zone {}", j.zone));
+    // The zones the daemon serves when its generation says (a route from before a zone was added
+    // gets it), else the journal's.
+    let zones = match state_dir.map(super::live::read) {
+        Some(Ok(Some(l))) => l.zones,
+        _ => j.zones(),
+    };
+    if zones != ZONES {
+        for z in &zones {
+            c.push_str(&format!(" --zone {z}"));
+        }
     }
     if let Some(v) = j.variant {
         c.push_str(&format!(" --link-variant {}", v.as_str()));
@@ -237,6 +258,7 @@ pub(super) mod testing {
             state: State::Installed,
             adapter,
             zone: "pigsty.test".into(),
+            zones: vec![],
             reverse_zone: None,
             server: server.into(),
             variant: None,

@@ -1,8 +1,7 @@
 //! The `route status` items while no journal is there: which adapter an install would use, other
 //! resolvers for the zone (macOS), and pigsty-dns files a lost journal left behind.
 
-use super::{Item, claimants_item, item};
-use crate::defaults::ZONE;
+use super::{Item, claimants_item, item, served_zones};
 use crate::error::AppError;
 use crate::route::adapter::{self, AdapterName, Family};
 use crate::route::context::Ctx;
@@ -13,12 +12,16 @@ use crate::route::plan;
 /// What the items without a route share: the adapter detection picks (or why none fits).
 pub struct Unrouted {
     pub detected: Result<(AdapterName, String), AppError>,
+    /// What an install would route: the daemon's zones, else the defaults.
+    pub zones: Vec<String>,
 }
 
 impl Unrouted {
     pub fn new(ctx: &Ctx<'_>) -> Unrouted {
+        let zones = served_zones(ctx);
         Unrouted {
-            detected: plan::choose(&ctx.facts),
+            detected: plan::choose(&ctx.facts, &zones),
+            zones: zones.iter().map(|z| z.to_string()).collect(),
         }
     }
 }
@@ -42,7 +45,7 @@ pub fn adapter(_: &mut Ctx<'_>, u: &Unrouted) -> Vec<Item> {
 /// macOS: another resolver that claims the zone would make an install refuse.
 pub fn other_resolvers(ctx: &mut Ctx<'_>, u: &Unrouted) -> Vec<Item> {
     match u.detected {
-        Ok((a, _)) if adapter::family(a) == Family::Mdns => vec![claimants_item(ctx, ZONE)],
+        Ok((a, _)) if adapter::family(a) == Family::Mdns => vec![claimants_item(ctx, &u.zones)],
         _ => vec![],
     }
 }

@@ -39,7 +39,11 @@ pub fn after_live(report: &mut Report, g: &Generation, live: bool) {
 fn route_here(g: &Generation) -> Option<(AdapterName, Caching)> {
     let dir = Path::new(journal::default_dir(Os::this()));
     match journal::read(dir) {
-        Ok(Some(j)) if j.zone.trim_end_matches('.') == g.zone.trim_end_matches('.') => {
+        Ok(Some(j))
+            if j.zones()
+                .iter()
+                .any(|z| z.trim_end_matches('.') == g.zone.trim_end_matches('.')) =>
+        {
             Some((j.adapter, family::of_adapter(j.adapter).caching(&j.server)))
         }
         _ => None,

@@ -45,6 +45,8 @@ pub(super) struct Plan {
     pub negative_soa: bool,
     /// The question is in the reverse zone: its SOA and NS, not the forward zone's.
     pub reverse: bool,
+    /// Which forward zone of the view the question is in (its SOA and NS), when not `reverse`.
+    pub zone: usize,
 }
 
 impl Plan {
@@ -57,6 +59,7 @@ impl Plan {
             answer: Section::None,
             negative_soa: false,
             reverse: false,
+            zone: 0,
         }
     }
 }
@@ -75,14 +78,13 @@ pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
         Ok(q) => q,
         Err(plan) => return plan,
     };
-    let zone_name = zone.zone().as_str().as_bytes();
     let name = q.lower();
     // Any other reverse zone (another /24, `10.in-addr.arpa`, `ip6.arpa`) is outside: REFUSED.
-    let forward = in_zone(name, zone_name);
+    let forward = zone.zone_index(name);
     let reverse = zone
         .reverse()
-        .filter(|r| !forward && in_zone(name, r.zone().as_bytes()));
-    if !forward && reverse.is_none() {
+        .filter(|r| forward.is_none() && in_zone(name, r.zone().as_bytes()));
+    if forward.is_none() && reverse.is_none() {
         return Plan::error(ResponseCode::Refused, true);
     }
     if q.qtype == TYPE_AXFR || q.qtype == TYPE_IXFR {
@@ -94,9 +96,16 @@ pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
             Some(ReverseNode::Ptr(octet)) => (false, Some(Held::Ptr(octet))),
             None => (false, None),
         },
-        None => (name.len() == zone_name.len(), forward_node(zone, name)),
+        None => {
+            let i = forward.unwrap_or(0);
+            let apex = name.len() == zone.zones().iter().nth(i).map_or(0, |z| z.as_str().len());
+            (apex, forward_node(zone, name))
+        }
     };
-    answer(q.qtype, apex, node, reverse.is_some())
+    Plan {
+        zone: forward.unwrap_or(0),
+        ..answer(q.qtype, apex, node, reverse.is_some())
+    }
 }
 
 /// The one question of a well-formed QUERY of class IN, or the error answer: FORMERR, BADVERS, NOTIMP
@@ -149,6 +158,7 @@ fn answer(qtype: u16, apex: bool, node: Option<Held>, reverse: bool) -> Plan {
         answer: Section::None,
         negative_soa: false,
         reverse,
+        zone: 0,
     };
     let Some(node) = node else {
         return Plan {

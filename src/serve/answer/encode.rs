@@ -66,11 +66,11 @@ fn push_sections(out: &mut Vec<u8>, zone: &ZoneView, q: &Question, plan: &Plan) 
             None => 0,
         },
         Section::Soa => {
-            out.extend_from_slice(reverse.map_or(zone.soa_answer(), |r| r.soa_answer()));
+            out.extend_from_slice(reverse.map_or(zone.soa_answer(plan.zone), |r| r.soa_answer()));
             1
         }
         Section::Ns => {
-            let (records, count) = reverse.map_or(zone.ns_answer(), |r| r.ns_answer());
+            let (records, count) = reverse.map_or(zone.ns_answer(plan.zone), |r| r.ns_answer());
             out.extend_from_slice(records);
             count
         }
@@ -80,7 +80,13 @@ fn push_sections(out: &mut Vec<u8>, zone: &ZoneView, q: &Question, plan: &Plan) 
         // The apex is the suffix of the question name; point at it (byte i of `lower` is wire offset i).
         let (apex_len, soa) = match reverse {
             Some(r) => (r.zone().len(), r.negative_soa_after_owner()),
-            None => (zone.zone().as_str().len(), zone.negative_soa_after_owner()),
+            None => (
+                zone.zones()
+                    .iter()
+                    .nth(plan.zone)
+                    .map_or(0, |z| z.as_str().len()),
+                zone.negative_soa_after_owner(plan.zone),
+            ),
         };
         let apex_at = HEADER_LEN + q.lower_len - apex_len;
         push_u16(out, 0xC000 | apex_at as u16);

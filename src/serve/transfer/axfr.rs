@@ -10,11 +10,11 @@ use crate::zone::generation::Generation;
 /// The records of a full transfer, in order; `None` when `which` is not served by `g`.
 pub(super) fn records(
     g: Arc<Generation>,
-    which: Which,
+    which: &Which,
 ) -> Option<Box<dyn Iterator<Item = Option<Record>> + Send>> {
     let apex = zone_records::name(&zone_records::apex(&g, which)?)?;
-    let soa = zone_records::soa(&g, &apex)?;
-    let body = zone_records::body(g, which, apex);
+    let soa = zone_records::soa(&g, which, &apex)?;
+    let body = zone_records::body(g, which.clone(), apex);
     Some(Box::new(
         std::iter::once(Some(soa.clone()))
             .chain(body)

@@ -44,7 +44,7 @@ fn same_or_after(a: u32, b: u32) -> bool {
 pub(super) fn plan(
     source: &Source,
     live: &Arc<Generation>,
-    which: Which,
+    which: &Which,
     client: u32,
     transport: Transport,
 ) -> Plan {
@@ -59,15 +59,15 @@ pub(super) fn plan(
 
 /// The condensed difference sequence from `old` to `new`; `None` when the two cannot be compared as
 /// versions of one zone (another apex), or when every record changed anyway (another TTL).
-fn diff(old: &Generation, new: &Generation, which: Which) -> Option<Vec<Record>> {
+fn diff(old: &Generation, new: &Generation, which: &Which) -> Option<Vec<Record>> {
     let apex = zone_records::apex(new, which)?;
     if zone_records::apex(old, which)? != apex || old.ttl != new.ttl {
         return None;
     }
     let apex = zone_records::name(&apex)?;
     let (old_soa, new_soa) = (
-        zone_records::soa(old, &apex)?,
-        zone_records::soa(new, &apex)?,
+        zone_records::soa(old, which, &apex)?,
+        zone_records::soa(new, which, &apex)?,
     );
     let (before, after) = (
         zone_records::items(old, which),
@@ -90,10 +90,10 @@ fn diff(old: &Generation, new: &Generation, which: Which) -> Option<Vec<Record>>
 /// The single SOA of the live generation.
 pub(super) fn current(
     g: &Generation,
-    which: Which,
+    which: &Which,
 ) -> Option<Box<dyn Iterator<Item = Option<Record>> + Send>> {
     let apex = zone_records::name(&zone_records::apex(g, which)?)?;
-    let soa = zone_records::soa(g, &apex)?;
+    let soa = zone_records::soa(g, which, &apex)?;
     Some(Box::new(std::iter::once(Some(soa))))
 }
 

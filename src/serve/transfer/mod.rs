@@ -163,8 +163,8 @@ impl Transfers {
         }
         let asked = q.name().to_lowercase().to_ascii();
         let asked = asked.trim_end_matches('.');
-        let which = if asked == view.zone().as_str() {
-            Which::Forward
+        let which = if let Some(z) = view.zones().iter().find(|z| z.as_str() == asked) {
+            Which::Forward(z.as_str().into())
         } else if view.reverse().is_some_and(|r| r.zone() == asked) {
             Which::Reverse
         } else {
@@ -234,7 +234,7 @@ impl Transfers {
         };
         let plan = match req.kind {
             Kind::Ixfr(Some(client)) => {
-                ixfr::plan(&self.source, &g, req.which, client, req.transport)
+                ixfr::plan(&self.source, &g, &req.which, client, req.transport)
             }
             Kind::Soa => ixfr::Plan::Current,
             _ => ixfr::Plan::Axfr,
@@ -259,9 +259,9 @@ impl Transfers {
             );
         }
         let records = match plan {
-            ixfr::Plan::Current => ixfr::current(&g, req.which),
+            ixfr::Plan::Current => ixfr::current(&g, &req.which),
             ixfr::Plan::Diff(list) => Some(Box::new(list.into_iter().map(Some)) as _),
-            ixfr::Plan::Axfr => axfr::records(g, req.which),
+            ixfr::Plan::Axfr => axfr::records(g, &req.which),
         };
         match records {
             Some(r) => Messages::new(req.head.clone(), r).signed(session()),

@@ -86,7 +86,12 @@ impl Notifier {
             let view = zone.load_full();
             if view.serial() != last && view.serial() != 0 {
                 last = view.serial();
-                let mut zones = vec![view.zone().as_str().to_string()];
+                // Every served forward zone, then the reverse zone: one NOTIFY each.
+                let mut zones: Vec<String> = view
+                    .zones()
+                    .iter()
+                    .map(|z| z.as_str().to_string())
+                    .collect();
                 zones.extend(view.reverse().map(|r| r.zone().to_string()));
                 for (i, slot) in running.iter_mut().enumerate() {
                     if let Some(h) = slot.take() {

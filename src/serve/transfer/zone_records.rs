@@ -12,11 +12,19 @@ use crate::input::records;
 use crate::zone::generation::Generation;
 use crate::zone::reverse::ptr_owner;
 
-/// Which of the two zones a transfer is of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which zone a transfer is of: a served forward zone (each is transferred on its own: its own apex,
+/// its own names), or the reverse zone.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Which {
-    Forward,
+    Forward(Arc<str>),
     Reverse,
+}
+
+impl Which {
+    /// Whether a record of `g` belongs to this forward zone.
+    fn holds(zone: &str, name: &str) -> bool {
+        crate::dns::name::in_zone(name, zone)
+    }
 }
 
 /// A name of a checked generation; `None` only for a name the zone view would also have refused.
@@ -30,20 +38,26 @@ pub(super) fn name(s: &str) -> Option<Name> {
 }
 
 /// The apex of `which` in `g`, without the trailing dot; `None` for a reverse zone the generation
-/// does not serve (no PTRs).
-pub fn apex(g: &Generation, which: Which) -> Option<String> {
+/// does not serve (no PTRs). A served forward zone the generation does not know (a generation of
+/// fewer zones) has its apex and no names.
+pub fn apex(g: &Generation, which: &Which) -> Option<String> {
     match which {
-        Which::Forward => Some(g.zone.clone()),
+        Which::Forward(z) => Some(z.to_string()),
         Which::Reverse if g.ptr.is_empty() => None,
         Which::Reverse => records::reverse_zone(&g.records),
     }
 }
 
-pub(super) fn soa(g: &Generation, apex: &Name) -> Option<Record> {
+pub(super) fn soa(g: &Generation, which: &Which, apex: &Name) -> Option<Record> {
+    // Each forward zone's contact is its own, as the view answers it.
+    let rname = match which {
+        Which::Forward(z) => format!("hostmaster.{z}."),
+        Which::Reverse => g.soa.rname.clone(),
+    };
     // RFC 1982 serial arithmetic never needs these over i32::MAX; the view writes the same u32 bits.
     let rdata = SOA::new(
         name(&g.soa.mname)?,
-        name(&g.soa.rname)?,
+        name(&rname)?,
         g.serial,
         g.soa.refresh as i32,
         g.soa.retry as i32,
@@ -78,20 +92,32 @@ pub(super) fn body(
                 ))
             })
             .collect();
-    let count = match which {
-        Which::Forward => g.records.len(),
+    let count = match &which {
+        Which::Forward(z) => g
+            .records
+            .iter()
+            .filter(|r| Which::holds(z, &r.name))
+            .count(),
         Which::Reverse => served_ptr(&g).count(),
     };
     let mut index = 0usize;
     let mut ptr_pos = 0usize;
+    let mut record_pos = 0usize;
     let data = std::iter::from_fn(move || {
         if index >= count {
             return None;
         }
         index += 1;
-        let item = match which {
-            Which::Forward => {
-                let r = &g.records[index - 1];
+        let item = match &which {
+            Which::Forward(z) => {
+                // Advance to the next record of this zone (count says one is left).
+                let r = loop {
+                    let r = g.records.get(record_pos)?;
+                    record_pos += 1;
+                    if Which::holds(z, &r.name) {
+                        break r;
+                    }
+                };
                 name(&r.name).map(|n| Record::from_rdata(n, g.ttl, RData::A(A(r.address))))
             }
             Which::Reverse => {
@@ -127,10 +153,15 @@ pub(super) enum Item<'a> {
 }
 
 /// Every record of the zone except the SOA, as [`Item`]s.
-pub(super) fn items(g: &Generation, which: Which) -> Vec<Item<'_>> {
+pub(super) fn items<'g>(g: &'g Generation, which: &Which) -> Vec<Item<'g>> {
     let mut out: Vec<Item<'_>> = g.ns.iter().map(|n| Item::Ns(n.as_str())).collect();
     match which {
-        Which::Forward => out.extend(g.records.iter().map(|r| Item::A(&r.name, r.address))),
+        Which::Forward(z) => out.extend(
+            g.records
+                .iter()
+                .filter(|r| Which::holds(z, &r.name))
+                .map(|r| Item::A(&r.name, r.address)),
+        ),
         Which::Reverse => out.extend(served_ptr(g).map(|p| Item::Ptr(p.address, &p.name))),
     }
     out

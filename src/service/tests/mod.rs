@@ -123,8 +123,9 @@ impl Fixture {
                 Err(ProbeError::Unreachable("connection refused".to_string()))
             }
         };
-        let daemon_status =
-            |d: &Path, _z: &Zone| Ok(Report::text(format!("daemon status of {}\n", d.display())));
+        let daemon_status = |d: &Path, _z: &crate::dns::name::Zones| {
+            Ok(Report::text(format!("daemon status of {}\n", d.display())))
+        };
         let (home, root) = (self.home(), self.root());
         let mut host = Host {
             os: self.os,
@@ -153,7 +154,7 @@ impl Fixture {
             common: Common {
                 system: false,
                 state_dir: Some(self.state()),
-                zone: "pigsty.test".into(),
+                zone: vec!["pigsty.test".into()],
             },
             listen: vec![listen.parse().unwrap()],
             user: None,
@@ -168,7 +169,7 @@ impl Fixture {
             common: Common {
                 system: false,
                 state_dir: Some(self.state()),
-                zone: "pigsty.test".into(),
+                zone: vec!["pigsty.test".into()],
             },
             with_route: false,
             purge: false,

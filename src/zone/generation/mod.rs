@@ -24,7 +24,11 @@
 //! self_digest cf26…
 //! ```
 //!
-//! Names are relative to the zone as in a zone file (`@` is the apex); a source is an entry of the
+//! A generation of several zones lists them after `zone` (its first) as `"zones": ["pigsty.test",
+//! "pigsty"]`, and the set is in the record digest; one of one zone has no `zones` key, so it keeps the
+//! bytes and digests of the releases that served one zone. Names of the first zone are relative to it
+//! as in a zone file (`@` is the apex), a name of another zone is written in full with a trailing dot
+//! (`a i.pigsty. 10.10.10.10 0`); a source is an entry of the
 //! header's `sources` (in order of first use) and, when the source ended in a list index, that index:
 //! `1[0]` is `all.vars.vm_hosts[0].names[0]`. The sources verbatim were about 30 of a line's 68 bytes
 //! and the zone suffix 12; so written, 100,000 names take 3.1–3.4 MB instead of 6.8–7.1.
@@ -37,7 +41,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::dns::name::{self, Zone};
+use crate::dns::name::Zone;
 use crate::input::records::{NotServed, Ptr, Record, RecordSet, SkippedHost};
 use lines::SourceLines;
 
@@ -95,7 +99,12 @@ pub struct Input {
 #[serde(deny_unknown_fields)]
 pub struct Generation {
     pub format: u32,
+    /// The first served zone, where a single label goes.
     pub zone: String,
+    /// Every served zone in order (the first is `zone`) when there are several; empty for one zone, so
+    /// a one-zone generation keeps the bytes and digests of the releases that served one zone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
     pub serial: u32,
     /// RFC 3339, UTC, seconds.
     pub created: String,
@@ -185,6 +194,7 @@ use crate::digest::{hex, sha256_hex};
 /// The record digest covers exactly what a client can see: zone, TTLs, SOA/NS settings and every
 /// name → address pair and every address → name PTR. Sources and comments are not served, so they do
 /// not change it. Without PTRs the text is what it was before reverse zones, so old digests still hold.
+/// A generation of one zone; [`record_digest_of_zones`] for any.
 pub fn record_digest(
     zone: &str,
     ttl: u32,
@@ -193,7 +203,21 @@ pub fn record_digest(
     records: &[Record],
     ptr: &[Ptr],
 ) -> String {
-    let mut d = RecordDigest::new(zone, ttl, soa, ns);
+    record_digest_of_zones(zone, &[], ttl, soa, ns, records, ptr)
+}
+
+/// [`record_digest`] with the zone set (`zones` as [`Generation::zones`] holds it): several zones add
+/// a `zones` line after the `zone` line; one zone keeps the text, so its digest, of before.
+pub fn record_digest_of_zones(
+    zone: &str,
+    zones: &[String],
+    ttl: u32,
+    soa: &Soa,
+    ns: &[String],
+    records: &[Record],
+    ptr: &[Ptr],
+) -> String {
+    let mut d = RecordDigest::new(zone, zones, ttl, soa, ns);
     for r in records {
         d.record(&r.name, r.address);
     }
@@ -210,12 +234,18 @@ struct RecordDigest {
 }
 
 impl RecordDigest {
-    fn new(zone: &str, ttl: u32, soa: &Soa, ns: &[String]) -> RecordDigest {
-        let mut text = format!(
-            "pigsty-dns records v1\nzone {zone}\nttl {ttl}\nsoa {} {} {} {} {} {}\n",
-            soa.mname, soa.rname, soa.refresh, soa.retry, soa.expire, soa.minimum
-        )
-        .into_bytes();
+    fn new(zone: &str, zones: &[String], ttl: u32, soa: &Soa, ns: &[String]) -> RecordDigest {
+        let mut text = format!("pigsty-dns records v1\nzone {zone}\n").into_bytes();
+        if !zones.is_empty() {
+            text.extend_from_slice(format!("zones {}\n", zones.join(" ")).as_bytes());
+        }
+        text.extend_from_slice(
+            format!(
+                "ttl {ttl}\nsoa {} {} {} {} {} {}\n",
+                soa.mname, soa.rname, soa.refresh, soa.retry, soa.expire, soa.minimum
+            )
+            .as_bytes(),
+        );
         for n in ns {
             text.extend_from_slice(b"ns ");
             text.extend_from_slice(n.as_bytes());
@@ -297,12 +327,27 @@ impl Generation {
         created: String,
         input: Input,
     ) -> Generation {
-        let soa = Soa::for_zone(&set.zone, negative_ttl);
+        let first = set.zones.first();
+        let soa = Soa::for_zone(first, negative_ttl);
         let ns = vec![APEX_NS.to_string()];
-        let digest = record_digest(set.zone.as_str(), ttl, &soa, &ns, &set.records, &set.ptr);
+        let zones: Vec<String> = if set.zones.len() > 1 {
+            set.zones.iter().map(Zone::to_string).collect()
+        } else {
+            Vec::new()
+        };
+        let digest = record_digest_of_zones(
+            first.as_str(),
+            &zones,
+            ttl,
+            &soa,
+            &ns,
+            &set.records,
+            &set.ptr,
+        );
         Generation {
             format: FORMAT,
-            zone: set.zone.to_string(),
+            zone: first.to_string(),
+            zones,
             serial,
             created,
             input,
@@ -426,8 +471,9 @@ impl Generation {
     }
 
     fn computed_record_digest(&self) -> String {
-        record_digest(
+        record_digest_of_zones(
             &self.zone,
+            &self.zones,
             self.ttl,
             &self.soa,
             &self.ns,
@@ -452,13 +498,8 @@ impl Generation {
     /// a name that `load` would have refused. `records` is the record digest of the contents when the
     /// caller has it already (it is computed here otherwise), compared last as always.
     fn check(&self, records: Option<String>) -> Result<(), String> {
-        let zone = Zone::parse(&self.zone).map_err(|e| format!("has an invalid zone: {e}"))?;
-        if zone.as_str() != self.zone {
-            return Err(format!(
-                "has a zone {} that is not in canonical form",
-                crate::output::text::quote(&self.zone)
-            ));
-        }
+        let zones = self.served_zones()?;
+        let zone = zones.first().clone();
         if self.ttl == 0 || self.ttl > MAX_TTL || self.soa.minimum > MAX_TTL {
             return Err("has a TTL of 0 or above one day".into());
         }
@@ -469,12 +510,12 @@ impl Generation {
             // Checked in place: a copy of each name (folded, then placed) cost more than the decode.
             // A canonical served name is a valid host name, so one pass settles the names that pass;
             // for any other, the host-name rules say first what is wrong with it.
-            if !name::is_canonical_served(&r.name, &zone) {
-                if let Err(e) = name::check_host_name(&r.name) {
+            if !zones.is_canonical_served(&r.name) {
+                if let Err(e) = crate::dns::name::check_host_name(&r.name) {
                     return Err(format!("has an invalid record name: {e}"));
                 }
                 return Err(format!(
-                    "has the record {}, which is not a canonical name in zone {zone}",
+                    "has the record {}, which is not a canonical name in the zones {zones}",
                     crate::output::text::quote(&r.name)
                 ));
             }
@@ -610,6 +651,8 @@ impl Generation {
 
 /// Format 2's layout: header, lines, digest line.
 mod lines;
+/// The zone set a generation serves.
+mod zone_set;
 
 /// sha256 as an `io::Write` sink.
 struct HashWriter(Sha256);

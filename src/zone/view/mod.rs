@@ -6,7 +6,7 @@
 use std::net::Ipv4Addr;
 
 use crate::defaults;
-use crate::dns::name::Zone;
+use crate::dns::name::{Zone, Zones, in_zone};
 use crate::dns::wire::{self, PTR_QNAME, TYPE_A, TYPE_NS, TYPE_SOA};
 use crate::zone::generation::{Generation, Soa};
 use crate::zone::reverse::ReverseView;
@@ -39,7 +39,7 @@ struct Encoded {
 /// The read-only view the server answers from: one per generation, or an empty zone (serial 0).
 #[derive(Debug, Clone)]
 pub struct ZoneView {
-    zone: Zone,
+    zones: Zones,
     serial: u32,
     ttl: u32,
     negative_ttl: u32,
@@ -47,21 +47,28 @@ pub struct ZoneView {
     records: usize,
     /// Every served name, every empty non-terminal and the apex, lowercase, without the trailing dot.
     names: Index,
-    encoded: Encoded,
+    /// Each zone's apex records, in the order of `zones`.
+    encoded: Vec<Encoded>,
     /// The reverse zone of the same generation, so one swap replaces both zones.
     reverse: Option<ReverseView>,
 }
 
 impl ZoneView {
-    /// The zone with no generation yet: apex SOA (serial 0) and NS, NXDOMAIN below it. Fails only for a
-    /// zone so long that its SOA RNAME (`hostmaster.<zone>.`) is over 255 octets.
-    pub fn empty(zone: Zone) -> Result<ZoneView, ZoneViewError> {
-        let soa = Soa::for_zone(&zone, defaults::NEGATIVE_TTL);
-        let mut names = Index::with_capacity(1, zone.as_str().len());
-        names.insert(zone.as_str(), Node::Empty, true);
-        let encoded = encode(0, defaults::TTL, &soa, &["localhost.".to_string()])?;
+    /// The zones with no generation yet: each apex's SOA (serial 0) and NS, NXDOMAIN below it. Fails
+    /// only for a zone so long that its SOA RNAME (`hostmaster.<zone>.`) is over 255 octets.
+    pub fn empty(zones: impl Into<Zones>) -> Result<ZoneView, ZoneViewError> {
+        let zones = zones.into();
+        let bytes = zones.iter().map(|z| z.as_str().len()).sum();
+        let mut names = Index::with_capacity(zones.len(), bytes);
+        let mut encoded = Vec::with_capacity(zones.len());
+        for z in &zones {
+            names.insert(z.as_str(), Node::Empty, true);
+            let soa = Soa::for_zone(z, defaults::NEGATIVE_TTL);
+            encoded.push(encode(0, defaults::TTL, &soa, &["localhost.".to_string()])?);
+        }
+        let soa = Soa::for_zone(zones.first(), defaults::NEGATIVE_TTL);
         Ok(ZoneView {
-            zone,
+            zones,
             serial: 0,
             ttl: defaults::TTL,
             negative_ttl: negative_ttl(defaults::TTL, &soa),
@@ -74,60 +81,47 @@ impl ZoneView {
     }
 
     /// Builds the lookup index of a checked generation, including every empty non-terminal, and encodes
-    /// its apex records; refuses a generation whose SOA or NS cannot be encoded.
+    /// its apex records; refuses a generation whose SOA or NS cannot be encoded. It serves the zones
+    /// the generation was sealed with.
     pub fn from_generation(g: &Generation) -> Result<ZoneView, ZoneViewError> {
-        let zone = Zone::parse(&g.zone).map_err(|e| ZoneViewError::Zone(e.to_string()))?;
-        let encoded = encode(g.serial, g.ttl, &g.soa, &g.ns)?;
-        let bytes = zone.as_str().len() + g.records.iter().map(|r| r.name.len()).sum::<usize>();
-        let mut names = Index::with_capacity(g.records.len() + 1, bytes);
-        names.insert(zone.as_str(), Node::Empty, true);
-        // A checked generation's records are sorted, distinct and below the apex, so each is new and is
-        // placed without name compares along its probe run (`memcmp` and `Index::slot` were 42% of a
-        // swap's samples at 100,000 names). Any other order still goes through the comparing insert.
-        // In batches: the home slots of a batch are read first, so their cache misses (a random slot of a
-        // 1 MiB table each; that load was two thirds of the inserts' samples) overlap instead of coming one
-        // insert after another.
-        let mut highest = "";
-        for batch in g.records.chunks(WARM_BATCH) {
-            let mut hashes = [0u64; WARM_BATCH];
-            for (h, r) in hashes.iter_mut().zip(batch) {
-                *h = hash(r.name.as_bytes());
-            }
-            names.warm(&hashes[..batch.len()]);
-            for (r, &h) in batch.iter().zip(&hashes) {
-                // One compare a record: a name above the highest so far is the new highest.
-                let new = r.name.as_str() > highest;
-                if new {
-                    highest = r.name.as_str();
-                }
-                let new = new && r.name != zone.as_str();
-                names.insert_hashed(&r.name, h, Node::Address(r.address), true, new);
-            }
+        let zones = g.served_zones().map_err(ZoneViewError::Zone)?;
+        ZoneView::from_generation_in(g, &zones)
+    }
+
+    /// [`ZoneView::from_generation`] serving `served`, which holds the generation's zones (checked by
+    /// the caller) and maybe more: a zone the generation does not know has its apex and nothing else.
+    pub fn from_generation_in(g: &Generation, served: &Zones) -> Result<ZoneView, ZoneViewError> {
+        let zones = served.clone();
+        let mut encoded = Vec::with_capacity(zones.len());
+        for z in &zones {
+            // Every apex's SOA is the one load writes for its zone (the generation's is the first's),
+            // with the generation's timers and serial.
+            let soa = Soa {
+                rname: format!("hostmaster.{z}."),
+                ..g.soa.clone()
+            };
+            encoded.push(encode(g.serial, g.ttl, &soa, &g.ns)?);
         }
-        let zone_suffix_len = zone.as_str().len();
+        let apexes: usize = zones.iter().map(|z| z.as_str().len()).sum();
+        let bytes = apexes + g.records.iter().map(|r| r.name.len()).sum::<usize>();
+        let mut names = Index::with_capacity(g.records.len() + zones.len(), bytes);
+        for z in &zones {
+            names.insert(z.as_str(), Node::Empty, true);
+        }
+        // A generation of zones this server does not serve (a default load under a one-zone unit):
+        // their names are left out of the index, so the view holds and counts what it answers.
+        let all_served = g
+            .zone_list()
+            .iter()
+            .all(|z| zones.iter().any(|s| s.as_str() == *z));
+        insert_records(&mut names, g, &zones, all_served);
         for r in &g.records {
-            // Walk up from the parent of the name to the apex; stop early once a known node is met.
-            let mut rest = r.name.as_str();
-            while rest.len() > zone_suffix_len {
-                // Cut at the byte: `split_once`'s searcher cost more than these short labels.
-                let Some(dot) = rest.bytes().position(|b| b == b'.') else {
-                    break;
-                };
-                let parent = &rest[dot + 1..];
-                // The apex is in the index already: no probe for it (one per record directly below it).
-                if parent.len() < zone_suffix_len
-                    || parent == zone.as_str()
-                    || !names.insert(parent, Node::Empty, false)
-                {
-                    break;
-                }
-                rest = parent;
-            }
+            empty_non_terminals(&mut names, &r.name, &zones);
         }
         names.shrink();
         let records = names.addresses();
         Ok(ZoneView {
-            zone,
+            zones,
             serial: g.serial,
             ttl: g.ttl,
             negative_ttl: negative_ttl(g.ttl, &g.soa),
@@ -139,8 +133,26 @@ impl ZoneView {
         })
     }
 
+    /// The first zone, where a single label goes.
     pub fn zone(&self) -> &Zone {
-        &self.zone
+        self.zones.first()
+    }
+
+    /// Every served forward zone.
+    pub fn zones(&self) -> &Zones {
+        &self.zones
+    }
+
+    /// The index (in [`ZoneView::zones`]) of the forward zone a lowercase wire-text name is at or
+    /// under.
+    pub(crate) fn zone_index(&self, name: &[u8]) -> Option<usize> {
+        self.zones.iter().position(|z| {
+            let z = z.as_str().as_bytes();
+            name == z
+                || (name.len() > z.len()
+                    && name.ends_with(z)
+                    && name[name.len() - z.len() - 1] == b'.')
+        })
     }
 
     pub fn serial(&self) -> u32 {
@@ -176,24 +188,24 @@ impl ZoneView {
         self.names.get(name.as_bytes())
     }
 
-    /// An A record up to its 4 address bytes, owned by the question name.
+    /// An A record up to its 4 address bytes, owned by the question name (the same in every zone).
     pub(crate) fn a_head(&self) -> &[u8; 12] {
-        &self.encoded.a_head
+        &self.encoded[0].a_head
     }
 
-    /// The apex SOA record, owned by the question name.
-    pub(crate) fn soa_answer(&self) -> &[u8] {
-        &self.encoded.soa_answer
+    /// Zone `i`'s apex SOA record, owned by the question name.
+    pub(crate) fn soa_answer(&self, i: usize) -> &[u8] {
+        &self.encoded[i].soa_answer
     }
 
-    /// The apex NS records, owned by the question name, and how many there are.
-    pub(crate) fn ns_answer(&self) -> (&[u8], u16) {
-        (&self.encoded.ns_answer, self.encoded.ns_count)
+    /// Zone `i`'s apex NS records, owned by the question name, and how many there are.
+    pub(crate) fn ns_answer(&self, i: usize) -> (&[u8], u16) {
+        (&self.encoded[i].ns_answer, self.encoded[i].ns_count)
     }
 
-    /// The negative-answer SOA without its owner: the caller writes a pointer to the apex first.
-    pub(crate) fn negative_soa_after_owner(&self) -> &[u8] {
-        &self.encoded.negative_soa
+    /// Zone `i`'s negative-answer SOA without its owner: the caller writes a pointer to the apex first.
+    pub(crate) fn negative_soa_after_owner(&self, i: usize) -> &[u8] {
+        &self.encoded[i].negative_soa
     }
 }
 
@@ -369,6 +381,59 @@ impl Index {
     }
 }
 
+/// Places a checked generation's records in the index.
+///
+/// A checked generation's records are sorted, distinct and below an apex, so each is new and is
+/// placed without name compares along its probe run (`memcmp` and `Index::slot` were 42% of a
+/// swap's samples at 100,000 names). Any other order still goes through the comparing insert.
+/// In batches: the home slots of a batch are read first, so their cache misses (a random slot of a
+/// 1 MiB table each; that load was two thirds of the inserts' samples) overlap instead of coming one
+/// insert after another.
+fn insert_records(names: &mut Index, g: &Generation, zones: &Zones, all_served: bool) {
+    let mut highest = "";
+    for batch in g.records.chunks(WARM_BATCH) {
+        let mut hashes = [0u64; WARM_BATCH];
+        for (h, r) in hashes.iter_mut().zip(batch) {
+            *h = hash(r.name.as_bytes());
+        }
+        names.warm(&hashes[..batch.len()]);
+        for (r, &h) in batch.iter().zip(&hashes) {
+            if !all_served && !zones.iter().any(|z| in_zone(&r.name, z.as_str())) {
+                continue;
+            }
+            // One compare a record: a name above the highest so far is the new highest.
+            let new = r.name.as_str() > highest;
+            if new {
+                highest = r.name.as_str();
+            }
+            let new = new && !zones.iter().any(|z| r.name == z.as_str());
+            names.insert_hashed(&r.name, h, Node::Address(r.address), true, new);
+        }
+    }
+}
+
+/// Indexes the empty non-terminals above `name`: walks up from its parent to its zone's apex and
+/// stops early once a known node is met.
+fn empty_non_terminals(names: &mut Index, name: &str, zones: &Zones) {
+    let Some(zone) = zones.iter().find(|z| in_zone(name, z.as_str())) else {
+        return;
+    };
+    let zone_suffix_len = zone.as_str().len();
+    let mut rest = name;
+    while rest.len() > zone_suffix_len {
+        // Cut at the byte: `split_once`'s searcher cost more than these short labels.
+        let Some(dot) = rest.bytes().position(|b| b == b'.') else {
+            break;
+        };
+        let parent = &rest[dot + 1..];
+        // The apex is in the index already: no probe for it (one per record directly below it).
+        if parent.len() <= zone_suffix_len || !names.insert(parent, Node::Empty, false) {
+            break;
+        }
+        rest = parent;
+    }
+}
+
 fn negative_ttl(ttl: u32, soa: &Soa) -> u32 {
     ttl.min(soa.minimum)
 }
@@ -440,7 +505,7 @@ pub mod fixtures {
     /// A generation of `records` in pigsty.test with the given serial and TTLs.
     pub fn generation(records: &[(&str, [u8; 4])], serial: u32, ttl: u32, neg: u32) -> Generation {
         let set = RecordSet {
-            zone: Zone::parse("pigsty.test").unwrap(),
+            zones: Zone::parse("pigsty.test").unwrap().into(),
             records: records
                 .iter()
                 .map(|(n, a)| Record {

@@ -2,9 +2,11 @@
 //! names, shadowed reverse lookups and short names that disagree, each with its line, class, the
 //! zone's answer and a `next:` that fits who owns the line. Pure: the caller reads the files.
 //!
-//! Names compare case-insensitively with one trailing dot ignored, and only by zone membership (`x` is
-//! in `pigsty.test` when it is the apex or ends in `.pigsty.test`); a suffix such as `.pigsty` is never
-//! matched. pigsty-dns never edits the hosts file, so no `next:` offers to.
+//! Names compare case-insensitively with one trailing dot ignored, and only by membership of a served
+//! zone (`x` is in `pigsty.test` when it is the apex or ends in `.pigsty.test`): a `.pigsty` line
+//! (Pigsty's `# pigsty dns` lines, a `node_etc_hosts` copy, Barn's block) is a finding once `pigsty`
+//! is served, and never by its suffix alone. A single label compares with its name under the first
+//! zone, where the daemon places it. pigsty-dns never edits the hosts file, so no `next:` offers to.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr};
@@ -20,8 +22,12 @@ use crate::zone::reverse::ptr_owner;
 
 /// What the live generation answers, as the findings need it.
 pub trait ZoneAnswers {
-    /// The zone, lowercase, without the trailing dot.
+    /// The first served zone (where a single label goes), lowercase, without the trailing dot.
     fn zone(&self) -> &str;
+    /// Every served forward zone, the first one first; a generation of one zone serves `zone` alone.
+    fn zones(&self) -> Vec<&str> {
+        vec![self.zone()]
+    }
     /// The served records, sorted by name (lowercase, without the trailing dot), all in one /24.
     fn records(&self) -> &[Record];
     /// The PTRs, sorted by address.
@@ -217,7 +223,7 @@ pub fn findings(
             if !seen.insert(folded.clone()) {
                 continue;
             }
-            if in_zone(&folded, zone.zone()) {
+            if zone.zones().iter().any(|z| in_zone(&folded, z)) {
                 out.push(shadowed_name(&ctx, line, name, folded, zone));
             } else if !folded.contains('.')
                 && let Some(f) = short_name(&ctx, line, name, &folded, zone)

@@ -321,3 +321,128 @@ fn nss_summaries_come_from_the_line_or_the_platform() {
     );
     assert_eq!(NssSummary::macos().files_order, FilesOrder::FilesFirst);
 }
+
+/// What a daemon of several zones answers (issue 37): `pigsty.test` first, then `pigsty`.
+struct Served {
+    zones: Vec<&'static str>,
+    records: Vec<Record>,
+    ptr: Vec<Ptr>,
+}
+
+impl ZoneAnswers for Served {
+    fn zone(&self) -> &str {
+        self.zones[0]
+    }
+    fn zones(&self) -> Vec<&str> {
+        self.zones.clone()
+    }
+    fn records(&self) -> &[Record] {
+        &self.records
+    }
+    fn ptrs(&self) -> &[Ptr] {
+        &self.ptr
+    }
+}
+
+/// Pigsty's stock meta node as both zones serve it: its portal names under `.pigsty`.
+fn pigsty_served(zones: Vec<&'static str>) -> Served {
+    let ten = Ipv4Addr::new(10, 10, 10, 10);
+    let mut records: Vec<Record> = [
+        "adm.pigsty",
+        "api.pigsty",
+        "i.pigsty",
+        "meta.pigsty.test",
+        "sss.pigsty",
+    ]
+    .iter()
+    .map(|n| Record {
+        name: n.to_string(),
+        address: ten,
+        sources: vec![],
+    })
+    .collect();
+    records.sort_by(|a, b| a.name.cmp(&b.name));
+    Served {
+        zones,
+        records,
+        ptr: vec![Ptr {
+            address: ten,
+            name: "meta.pigsty.test.".into(),
+        }],
+    }
+}
+
+/// Hosts mode as Pigsty and Barn leave it: the old section, the node role's `# pigsty dns` line
+/// (node_etc_hosts), a hand copy of it, Barn's block with the portal names, a stale line.
+const PIGSTY_HOSTS: &str = "127.0.0.1 localhost
+# pigsty dns records
+10.10.10.10 meta pigsty c.pigsty
+
+10.10.10.10 i.pigsty sss.pigsty # pigsty dns
+10.10.10.10 i.pigsty sss.pigsty
+# barn:begin
+10.10.10.10\ti.pigsty adm.pigsty
+# barn:end
+10.10.10.9 api.pigsty
+";
+
+fn names_found(zone: &dyn ZoneAnswers) -> Vec<(usize, LineClass, String, bool, bool)> {
+    findings(
+        &parse(PIGSTY_HOSTS.as_bytes()).unwrap(),
+        PATH,
+        &first(),
+        zone,
+    )
+    .into_iter()
+    .filter(|f| f.kind == FindingKind::ShadowedName)
+    .map(|f| (f.line, f.class, f.zone_name, f.same, f.failure))
+    .collect()
+}
+
+#[test]
+fn the_pigsty_lines_that_shadow_served_names_are_findings_once_pigsty_is_served() {
+    let both = pigsty_served(vec!["pigsty.test", "pigsty"]);
+    let f = |l, c, n: &str, same, failure| (l, c, n.to_string(), same, failure);
+    use LineClass::{Barn, Other, Pigsty};
+    assert_eq!(
+        names_found(&both),
+        vec![
+            // The old section: `pigsty` is the apex of the zone pigsty now (a lookup of it reaches
+            // the zone, which has no address there), `c.pigsty` a name the zone does not serve.
+            f(3, Pigsty, "pigsty", false, true),
+            f(3, Pigsty, "c.pigsty", false, true),
+            // The node role's line, and a copy without its mark: each by its class.
+            f(5, Pigsty, "i.pigsty", true, false),
+            f(5, Pigsty, "sss.pigsty", true, false),
+            f(6, Other, "i.pigsty", true, false),
+            f(6, Other, "sss.pigsty", true, false),
+            f(8, Barn, "i.pigsty", true, false),
+            f(8, Barn, "adm.pigsty", true, false),
+            // A stale address: the name never comes from pigsty-dns while the line is there.
+            f(10, Other, "api.pigsty", false, true),
+        ]
+    );
+    let found = findings(
+        &parse(PIGSTY_HOSTS.as_bytes()).unwrap(),
+        PATH,
+        &first(),
+        &both,
+    );
+    let api = found.iter().find(|f| f.zone_name == "api.pigsty").unwrap();
+    assert_eq!(
+        api.reason,
+        "the hosts file answers api.pigsty with 10.10.10.9 before the zone, which serves 10.10.10.10: this name never comes from pigsty-dns"
+    );
+    assert_eq!(
+        api.next,
+        "delete line 10 of /etc/hosts by hand: 10.10.10.9 api.pigsty"
+    );
+    let barn = found.iter().find(|f| f.zone_name == "adm.pigsty").unwrap();
+    assert!(
+        barn.next.starts_with("run `barn hosts uninstall`"),
+        "{}",
+        barn.next
+    );
+    // Serving pigsty.test alone, no `.pigsty` line is a finding: never by its suffix.
+    assert_eq!(names_found(&pigsty_served(vec!["pigsty.test"])), vec![]);
+}

@@ -33,7 +33,7 @@ pub struct Route {
 impl Route {
     pub fn new(journal: Journal, ctx: &Ctx<'_>) -> Route {
         let params = params_from(&journal, &ctx.facts);
-        let hints = family::of_adapter(journal.adapter).hints(&params.zone);
+        let hints = family::of_adapter(journal.adapter).hints(&params.zones[0]);
         Route {
             journal,
             params,
@@ -53,7 +53,7 @@ pub fn adapter(_: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
         format!(
             "{} routes {}{} to {}",
             j.adapter,
-            j.zone,
+            j.zones().join(", "),
             j.reverse_zone
                 .as_deref()
                 .map(|r| format!(" and {r}"))
@@ -79,9 +79,10 @@ pub fn drift(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
 pub fn reverse_zone(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
     let j = &r.journal;
     let routed = j.reverse_zone.as_deref();
-    let verdict = match live::for_zone(ctx.state_dir.as_deref(), &j.zone) {
+    let zones = j.zones();
+    let verdict = match live::for_zones(ctx.state_dir.as_deref(), &zones) {
         Ok(l) => {
-            let it = match live::compare(routed, l.reverse.as_deref(), &j.zone) {
+            let it = match live::compare(routed, l.reverse.as_deref(), &zones.join(", ")) {
                 Ok(()) => item(
                     "reverse zone",
                     true,
@@ -119,9 +120,9 @@ pub fn reverse_zone(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
             match routed {
                 Some(r) => format!(
                     "routes {r}; not compared with the live generation ({})",
-                    no.note(&j.zone)
+                    no.note(&zones)
                 ),
-                None => format!("routes no reverse zone ({})", no.note(&j.zone)),
+                None => format!("routes no reverse zone ({})", no.note(&zones)),
             },
             "none",
         ),
@@ -243,33 +244,96 @@ pub fn other_resolvers(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
     if adapter::family(r.journal.adapter) != Family::Mdns {
         return vec![];
     }
-    vec![claimants_item(ctx, &r.params.zone)]
+    vec![claimants_item(ctx, &r.params.zones.clone())]
 }
 
-/// The daemon answers the zone's SOA over UDP and TCP; leaves the serial for the lookups.
+/// The daemon answers every routed zone's SOA over UDP and TCP; leaves the serial (one per generation,
+/// the first zone's) for the lookups.
 pub fn daemon(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
-    let (zone, server) = (&r.journal.zone, r.params.server);
-    let Ok(z) = Zone::parse(zone) else {
-        return vec![item(
-            "daemon",
-            false,
-            format!("journal zone {zone:?} is not a valid zone"),
-            "pigsty-dns route uninstall",
-        )];
-    };
-    let serial = (ctx.preflight)(server, &z);
+    let (zones, server) = (r.journal.zones(), r.params.server);
+    let mut parsed = Vec::with_capacity(zones.len());
+    for zone in &zones {
+        let Ok(z) = Zone::parse(zone) else {
+            return vec![item(
+                "daemon",
+                false,
+                format!("journal zone {zone:?} is not a valid zone"),
+                "pigsty-dns route uninstall",
+            )];
+        };
+        parsed.push(z);
+    }
+    let serial = (ctx.preflight)(server, &parsed[0]);
     let it = match &serial {
-        Ok(s) => item(
-            "daemon",
-            true,
-            format!("answers {zone} SOA over UDP and TCP at {server} (serial {s})"),
-            "none",
-        ),
+        Ok(s) => match parsed[1..]
+            .iter()
+            .find_map(|z| (ctx.preflight)(server, z).err().map(|e| (z, e)))
+        {
+            None => item(
+                "daemon",
+                true,
+                format!(
+                    "answers {} SOA over UDP and TCP at {server} (serial {s})",
+                    zones.join(", ")
+                ),
+                "none",
+            ),
+            Some((z, e)) => item(
+                "daemon",
+                false,
+                format!(
+                    "answers {} SOA at {server} (serial {s}), but not {z}: {e}; lookups of its names get no answer",
+                    zones[0]
+                ),
+                format!(
+                    "serve every routed zone (pigsty-dns serve{}), or route only what it serves (pigsty-dns route install --zone ZONE)",
+                    zones
+                        .iter()
+                        .map(|z| format!(" --zone {z}"))
+                        .collect::<String>()
+                ),
+            ),
+        },
         // Stopped, crashed, never started, or a user unit without linger: each its own fix.
         Err(e) => super::lifecycle::daemon_down(ctx, r, e),
     };
     r.serial = Some(serial);
     vec![it]
+}
+
+/// Every zone the live generation serves is routed: one it serves and the route does not carry (a
+/// route installed by a release that routed one zone) is answered by the daemon while its names go
+/// to the upstream.
+pub fn zones(ctx: &mut Ctx<'_>, r: &mut Route) -> Vec<Item> {
+    let routed = r.journal.zones();
+    let Some(Ok(Some(l))) = ctx.state_dir.as_deref().map(live::read) else {
+        return vec![];
+    };
+    let missing = live::unrouted(&l, &routed);
+    vec![if missing.is_empty() {
+        item(
+            "zones",
+            true,
+            format!(
+                "routes every zone the daemon serves ({})",
+                l.zones.join(", ")
+            ),
+            "none",
+        )
+    } else {
+        item(
+            "zones",
+            false,
+            format!(
+                "served, not routed: {} (the daemon serves {}; the route carries {}): names under {} leave this host for the upstream",
+                missing.join(", "),
+                l.zones.join(", "),
+                routed.join(", "),
+                if missing.len() == 1 { "it" } else { "them" }
+            ),
+            "pigsty-dns route install",
+        )
+    }]
 }
 
 /// The lookups through the system resolver, as install verifies them (the SOA one is the daemon

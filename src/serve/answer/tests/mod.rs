@@ -780,3 +780,6 @@ fn random_and_mutated_packets_never_panic() {
 }
 
 mod reverse;
+
+/// Several forward zones in one view.
+mod zones;

@@ -4,7 +4,7 @@
 
 use super::super::{DiffBase, Generation, HeaderClaim, MAX_STRINGS, Ptr, Record, RecordDigest};
 use super::{
-    HeaderIn, PTR, Parts, RECORD, SourceLines, Sources, address, at_line, counts_match,
+    HeaderIn, Origin, PTR, Parts, RECORD, SourceLines, Sources, address, at_line, counts_match,
     header_parts, header_reencodes, lines_of, name, not_a_file, push_full_name, source_budget,
     sources_listed_once, tokens, too_many,
 };
@@ -59,20 +59,21 @@ fn decode_lines(
         used: 0,
         budget: source_budget(bytes.len()),
     };
-    let mut text = digesting.then(|| RecordDigest::new(&h.zone, h.ttl, &h.soa, &h.ns));
+    let origin = Origin::new(&h.zone, &h.zones);
+    let mut text = digesting.then(|| RecordDigest::new(&h.zone, &h.zones, h.ttl, &h.soa, &h.ns));
     for (i, line) in lines_of(lines).enumerate() {
         let at = |why: String| at_line(first_line + i, &why);
         if let Some(rest) = line.strip_prefix(RECORD) {
             if !ptr.is_empty() {
                 return Err(at("a record after the PTR lines".into()));
             }
-            let r = record_line(rest, &h.zone, sources, &mut table, &mut strings).map_err(&at)?;
+            let r = record_line(rest, &origin, sources, &mut table, &mut strings).map_err(&at)?;
             if let Some(text) = &mut text {
                 text.record(&r.name, r.address);
             }
             records.push(r);
         } else if let Some(rest) = line.strip_prefix(PTR) {
-            let p = ptr_line(rest, &h.zone).map_err(&at)?;
+            let p = ptr_line(rest, &origin).map_err(&at)?;
             if let Some(text) = &mut text {
                 text.ptr(p.address, &p.name);
             }
@@ -105,7 +106,7 @@ fn decode_lines(
 /// source counted in `strings`, the name too).
 fn record_line(
     rest: &str,
-    zone: &str,
+    zone: &Origin<'_>,
     mode: SourceLines,
     table: &mut Sources<'_>,
     strings: &mut usize,
@@ -135,7 +136,7 @@ fn record_line(
 }
 
 /// One PTR line past its keyword: an address and a name, nothing more.
-fn ptr_line(rest: &str, zone: &str) -> Result<Ptr, String> {
+fn ptr_line(rest: &str, zone: &Origin<'_>) -> Result<Ptr, String> {
     let mut t = tokens(rest);
     let address = address(t.next())?;
     let name = name(t.next().transpose()?, zone)?;
@@ -150,6 +151,7 @@ fn generation(h: HeaderIn, records: Vec<Record>, ptr: Vec<Ptr>) -> Generation {
     Generation {
         format: h.format,
         zone: h.zone,
+        zones: h.zones,
         serial: h.serial,
         created: h.created,
         input: h.input,
@@ -201,7 +203,8 @@ pub(in crate::zone::generation) fn decode_diff_base(
         records: Vec::with_capacity(h.record_lines.min(lines.len() / 16)),
         ptr: Vec::with_capacity(h.ptr_lines.min(lines.len() / 16)),
     };
-    let mut digest_of = RecordDigest::new(&h.zone, h.ttl, &h.soa, &h.ns);
+    let origin = Origin::new(&h.zone, &h.zones);
+    let mut digest_of = RecordDigest::new(&h.zone, &h.zones, h.ttl, &h.soa, &h.ns);
     let mut strings = 0usize;
     for (i, line) in lines_of(lines).enumerate() {
         let at = |why: String| at_line(first_line + i, &why);
@@ -212,13 +215,13 @@ pub(in crate::zone::generation) fn decode_diff_base(
             // As `decode` reads a record's name and address; the sources after them are not read.
             let mut t = tokens(rest);
             let start = base.names.len();
-            push_full_name(t.next().transpose().map_err(&at)?, &h.zone, &mut base.names)
+            push_full_name(t.next().transpose().map_err(&at)?, &origin, &mut base.names)
                 .map_err(&at)?;
             let address = address(t.next()).map_err(&at)?;
             base.push_record(address);
             digest_of.record(&base.names[start..], address);
         } else if let Some(rest) = line.strip_prefix(PTR) {
-            base.ptr.push(ptr_line(rest, &h.zone).map_err(&at)?);
+            base.ptr.push(ptr_line(rest, &origin).map_err(&at)?);
         } else {
             return Err(at("neither a record (`a `) nor a PTR (`ptr `) line".into()));
         }

@@ -27,6 +27,8 @@ const HEADER_END: &[u8] = b"\n}\n";
 struct HeaderOut<'a> {
     format: u32,
     zone: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    zones: &'a [String],
     serial: u32,
     created: &'a str,
     input: &'a Input,
@@ -46,6 +48,8 @@ struct HeaderOut<'a> {
 struct HeaderIn {
     format: u32,
     zone: String,
+    #[serde(default)]
+    zones: Vec<String>,
     serial: u32,
     created: String,
     input: Input,
@@ -81,6 +85,7 @@ fn header(g: &Generation, sources: &[&str], out: &mut Vec<u8>) {
         &HeaderOut {
             format: g.format,
             zone: &g.zone,
+            zones: &g.zones,
             serial: g.serial,
             created: &g.created,
             input: &g.input,
@@ -124,10 +129,33 @@ fn is_index(d: &str) -> bool {
         && (d == "0" || !d.starts_with('0'))
 }
 
-/// A name relative to the zone, as a zone file writes it: `@` for the apex, the labels before the
-/// zone for a name in it, and the full name with a trailing dot for any other (which no checked
-/// generation holds; it is written so that decoding can refuse it by name).
-fn push_name(out: &mut Vec<u8>, name: &str, zone: &str) {
+/// The zones a generation's names are written against: the first zone's names relative to it, the
+/// other zones' in full.
+#[derive(Clone, Copy)]
+pub(super) struct Origin<'a> {
+    zone: &'a str,
+    /// Every served zone when there are several (the first is `zone` in a checked file), else empty.
+    zones: &'a [String],
+}
+
+impl<'a> Origin<'a> {
+    pub(super) fn new(zone: &'a str, zones: &'a [String]) -> Origin<'a> {
+        Origin { zone, zones }
+    }
+
+    /// Whether a full name is in one of the other zones, the only names written in full.
+    fn in_other_zone(&self, full: &str) -> bool {
+        self.zones
+            .iter()
+            .any(|z| z != self.zone && crate::dns::name::in_zone(full, z))
+    }
+}
+
+/// A name relative to the first zone, as a zone file writes it: `@` for the apex, the labels before the
+/// zone for a name in it, and the full name with a trailing dot for any other (a name of another
+/// served zone; a checked generation holds no other, and decoding refuses it by name).
+fn push_name(out: &mut Vec<u8>, name: &str, origin: &Origin<'_>) {
+    let zone = origin.zone;
     if name == zone {
         out.push(b'@');
     } else if let Some(rel) = name
@@ -142,22 +170,10 @@ fn push_name(out: &mut Vec<u8>, name: &str, zone: &str) {
     }
 }
 
-/// The full name of a name token, accepted only in the form [`push_name`] writes for a name in the zone.
-fn name(tok: Option<&str>, zone: &str) -> Result<String, String> {
-    let tok = tok.ok_or("a name is missing")?;
-    if tok == "@" {
-        return Ok(zone.to_string());
-    }
-    if let Some(full) = tok.strip_suffix('.') {
-        return Err(format!(
-            "has the record {full_q}, which is not a canonical name in zone {zone}",
-            full_q = quote(full)
-        ));
-    }
-    let mut full = String::with_capacity(tok.len() + 1 + zone.len());
-    full.push_str(tok);
-    full.push('.');
-    full.push_str(zone);
+/// The full name of a name token, accepted only in the form [`push_name`] writes for a served name.
+fn name(tok: Option<&str>, origin: &Origin<'_>) -> Result<String, String> {
+    let mut full = String::new();
+    push_full_name(tok, origin, &mut full)?;
     Ok(full)
 }
 
@@ -168,12 +184,13 @@ fn name(tok: Option<&str>, zone: &str) -> Result<String, String> {
 /// once. At 100,000 names they are scattered over the heap, and a second pass to build the table
 /// first cost more in cache misses than copying the lines behind the header does.
 pub(super) fn encode_body(g: &Generation, out: &mut Vec<u8>) {
+    let origin = Origin::new(&g.zone, &g.zones);
     let mut lines = Vec::with_capacity(64 * (g.records.len() + g.ptr.len()));
     let mut table: Vec<&str> = Vec::new();
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for r in &g.records {
         lines.extend_from_slice(RECORD.as_bytes());
-        push_name(&mut lines, &r.name, &g.zone);
+        push_name(&mut lines, &r.name, &origin);
         lines.push(b' ');
         push_ipv4(&mut lines, r.address);
         for s in &r.sources {
@@ -196,7 +213,7 @@ pub(super) fn encode_body(g: &Generation, out: &mut Vec<u8>) {
         lines.extend_from_slice(PTR.as_bytes());
         push_ipv4(&mut lines, p.address);
         lines.push(b' ');
-        push_name(&mut lines, &p.name, &g.zone);
+        push_name(&mut lines, &p.name, &origin);
         lines.push(b'\n');
     }
     header(g, &table, out);
@@ -491,6 +508,7 @@ fn header_reencodes(h: &HeaderIn, head: &[u8]) -> Result<(), String> {
         &HeaderOut {
             format: h.format,
             zone: &h.zone,
+            zones: &h.zones,
             serial: h.serial,
             created: &h.created,
             input: &h.input,
@@ -516,18 +534,24 @@ fn header_reencodes(h: &HeaderIn, head: &[u8]) -> Result<(), String> {
 }
 
 /// [`name`] appended to `out`: the same tokens accepted, the same full name.
-fn push_full_name(tok: Option<&str>, zone: &str, out: &mut String) -> Result<(), String> {
+fn push_full_name(tok: Option<&str>, origin: &Origin<'_>, out: &mut String) -> Result<(), String> {
+    let zone = origin.zone;
     let tok = tok.ok_or("a name is missing")?;
     if tok == "@" {
         out.push_str(zone);
         return Ok(());
     }
     if let Some(full) = tok.strip_suffix('.') {
+        if origin.in_other_zone(full) {
+            out.push_str(full);
+            return Ok(());
+        }
         return Err(format!(
             "has the record {full_q}, which is not a canonical name in zone {zone}",
             full_q = quote(full)
         ));
     }
+    out.reserve(tok.len() + 1 + zone.len());
     out.push_str(tok);
     out.push('.');
     out.push_str(zone);

@@ -8,7 +8,7 @@ fn sample() -> Generation {
         sources: vec!["t".into()],
     };
     let set = RecordSet {
-        zone,
+        zones: zone.into(),
         records: vec![
             rec("a.b.pigsty.test", [10, 10, 10, 11]),
             rec("meta.pigsty.test", [10, 10, 10, 10]),
@@ -464,3 +464,6 @@ fn format_1_files_still_decode_and_re_encode_byte_for_byte() {
             .contains("format 2")
     );
 }
+
+/// Generations of several zones.
+mod zones;
