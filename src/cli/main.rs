@@ -139,9 +139,11 @@ fn report(e: &AppError, json: bool) -> ExitCode {
     if json {
         print!("{}", json_inert(to_json(&e.json())));
     } else {
-        // One line each, whatever a value in them holds.
-        eprintln!("error: {}", one_line(&e.message));
-        eprintln!("next: {}", one_line(&e.next));
+        // One line each, whatever a value in them holds; a file's problems each get their pair.
+        for p in e.problems() {
+            eprintln!("error: {}", one_line(&p.message));
+            eprintln!("next: {}", one_line(&p.next));
+        }
     }
     ExitCode::from(e.class.exit_code() as u8)
 }

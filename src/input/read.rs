@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use crate::digest::sha256_hex;
 use crate::dns::name::Zones;
-use crate::error::{AppError, Class};
+use crate::error::{AppError, Class, More, Problem};
 use crate::input::inventory::{self, InputError, MAX_INPUT_BYTES, Reading, View};
+use crate::input::problems::Problems;
 use crate::input::records::RecordSet;
 use crate::zone::generation::Input;
 
@@ -35,15 +36,23 @@ pub fn read_as(
             "save the file as UTF-8",
         )
     })?;
-    let mut inv = inventory::parse_as(text, reading).map_err(|e| AppError::input(&shown, e))?;
-    if inv.view == View::HostAccess {
+    // Every problem of the file is collected (`input::problems`) and all are reported together.
+    let mut problems = Problems::default();
+    let inv = inventory::parse_into(text, reading, &mut problems);
+    if inv.as_ref().is_some_and(|i| i.view == View::HostAccess) {
+        // Alone: with variables beside it, what the view found in the file is not what Ansible reads.
         beside_the_file(path, &shown)?;
     }
-    let info = ViewInfo {
-        view: inv.view,
-        notes: std::mem::take(&mut inv.notes),
+    let read = inv.and_then(|mut inv| {
+        let info = ViewInfo {
+            view: inv.view,
+            notes: std::mem::take(&mut inv.notes),
+        };
+        RecordSet::from_inventory_into(inv, zone, &mut problems).map(|set| (set, info))
+    });
+    let Some((set, info)) = read.filter(|_| problems.is_empty()) else {
+        return Err(AppError::inputs(&shown, problems));
     };
-    let set = RecordSet::from_inventory(inv, zone).map_err(|e| AppError::input(&shown, e))?;
     let abs = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
     Ok((
         set,
@@ -142,5 +151,28 @@ impl AppError {
     /// Bad input in `file` (exit 8).
     pub fn input(file: &str, e: InputError) -> Self {
         AppError::new(Class::Invalid, format!("{file}: {e}"), e.next)
+    }
+
+    /// Every problem found in `file` (exit 8): the first is the error, the others come with it.
+    pub fn inputs(file: &str, problems: Problems) -> Self {
+        let (listed, not_listed) = problems.into_parts();
+        let mut listed = listed.into_iter().map(|e| AppError::input(file, e));
+        let mut first = listed.next().unwrap_or_else(|| {
+            AppError::new(
+                Class::Invalid,
+                format!("{file}: could not be read"),
+                "run check on it again",
+            )
+        });
+        let listed: Vec<Problem> = listed
+            .map(|e| Problem {
+                message: e.message,
+                next: e.next,
+            })
+            .collect();
+        if !listed.is_empty() || not_listed > 0 {
+            first.more = Some(Box::new(More { listed, not_listed }));
+        }
+        first
     }
 }

@@ -594,8 +594,15 @@ impl FollowOpts {
                 }
             }
             Err(e) => {
+                // One log line: the first problem, and how many more `check` would list.
+                let n = e.others();
+                let more = match n {
+                    0 => String::new(),
+                    1 => " (and 1 more problem: pigsty-dns check lists them all)".into(),
+                    n => format!(" (and {n} more problems: pigsty-dns check lists them all)"),
+                };
                 let msg = format!(
-                    "followed file {} not loaded: {}; still serving serial {}",
+                    "followed file {} not loaded: {}{more}; still serving serial {}",
                     crate::output::text::path(file),
                     e.message,
                     live.serial()

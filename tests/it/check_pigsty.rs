@@ -136,20 +136,64 @@ fn a_projection_is_read_as_before() {
 
 #[test]
 fn stock_trio_clash_names_both_sources_and_the_fixes() {
-    let r = refused(
-        &stock("ha/trio.yml"),
-        &[
-            "name \"pg-meta\" maps to both 10.10.10.2",
-            "all.children.pg-meta.vars.pg_vip_address",
-            "10.10.10.9 (service-access: all.children.minio.vars.vip_address (node VIP))",
-        ],
-    );
+    // The clash (found deriving Pigsty's records) and the reserved .2 (Barn's address rule, later) are
+    // independent: both are listed at once, each its own error: and next: line, exit 8, nothing on stdout.
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "trio.yml", &stock("ha/trio.yml"));
+    let file = f.to_str().unwrap();
+    let r = run(&["check", file]);
+    assert_eq!(r.code, 8, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 4, "two problems, two lines each: {}", r.stderr);
+    for (i, l) in lines.iter().enumerate() {
+        let want = if i % 2 == 0 { "error: " } else { "next: " };
+        assert!(l.starts_with(want), "line {i} {l:?}");
+    }
+    for n in [
+        "name \"pg-meta\" maps to both 10.10.10.2",
+        "all.children.pg-meta.vars.pg_vip_address",
+        "10.10.10.9 (service-access: all.children.minio.vars.vip_address (node VIP))",
+    ] {
+        assert!(lines[0].contains(n), "{:?} lacks {n:?}", lines[0]);
+    }
     assert!(
-        r.stderr
-            .contains("next: give the node VIP its own name: set vip_dns_suffix"),
+        lines[1].starts_with("next: give the node VIP its own name: set vip_dns_suffix"),
         "{}",
-        r.stderr
+        lines[1]
     );
+    for n in [
+        "10.10.10.2 for \"pg-meta\" is in .2-.8",
+        "all.children.pg-meta.vars.pg_vip_address",
+    ] {
+        assert!(lines[2].contains(n), "{:?} lacks {n:?}", lines[2]);
+    }
+    assert!(
+        lines[3].starts_with("next: move the PG VIP into 10.10.10.9-254"),
+        "{}",
+        lines[3]
+    );
+    // --json: one object, the first problem at the top as before, every problem in `errors`.
+    let j = run(&["check", "--json", file]);
+    assert_eq!(j.code, 8, "{}", j.stderr);
+    assert!(j.stderr.is_empty(), "{}", j.stderr);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).expect("one JSON object");
+    assert_eq!(v["error"], "invalid");
+    let errors = v["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 2, "{v:#}");
+    assert_eq!(v["message"], errors[0]["message"]);
+    assert_eq!(v["next"], errors[0]["next"]);
+    for (e, l) in errors.iter().zip([lines[0], lines[2]]) {
+        let m = e["message"].as_str().unwrap();
+        assert_eq!(format!("error: {m}"), l);
+    }
+    assert!(v.get("errors_not_listed").is_none(), "{v:#}");
+    // load writes nothing while any problem is left.
+    let state = dir.path().join("state");
+    let r = load(&state, &f, &[]);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 4, "{}", r.stderr);
+    assert!(!state.exists(), "an invalid file created the state dir");
     // With the node VIP's name apart, Barn's address rule refuses the PG VIP at .2.
     let fixed = stock("ha/trio.yml").replace(
         "vip_address: 10.10.10.9",
@@ -189,13 +233,26 @@ fn stock_trio_clash_names_both_sources_and_the_fixes() {
 
 #[test]
 fn stock_ha_templates_put_the_pg_vip_where_barn_reserves() {
-    for f in ["ha/full.yml", "ha/dual.yml"] {
-        let r = refused(
-            &stock(f),
-            &["10.10.10.2 for \"pg-meta\" is in .2-.8", "pg_vip_address"],
-        );
+    // Each cluster's VIP at once: full's pg-meta at .2 and pg-test at .3, dual's pg-meta.
+    for (f, vips) in [
+        (
+            "ha/full.yml",
+            &[("10.10.10.2", "pg-meta"), ("10.10.10.3", "pg-test")][..],
+        ),
+        ("ha/dual.yml", &[("10.10.10.2", "pg-meta")][..]),
+    ] {
+        let r = check_text(&stock(f));
+        assert_eq!(r.code, 8, "{}", r.stderr);
+        let lines: Vec<&str> = r.stderr.lines().collect();
+        assert_eq!(lines.len(), 2 * vips.len(), "{}", r.stderr);
+        for (i, (a, name)) in vips.iter().enumerate() {
+            let l = lines[2 * i];
+            let want = format!("{a} for \"{name}\" is in .2-.8");
+            assert!(l.starts_with("error: ") && l.contains(&want), "{l}");
+            assert!(l.contains("pg_vip_address"), "{l}");
+        }
         assert!(
-            r.stderr.contains("or set pg_dns_target: primary"),
+            lines[1].ends_with("or set pg_dns_target: primary"),
             "{}",
             r.stderr
         );
@@ -390,6 +447,30 @@ fn guest_hosts_lines_follow_node_write_etc_hosts() {
         &text.replace("10.10.10.40 db-extra", "10.10.10.40/24 db-extra"),
         &["all.vars.node_etc_hosts[0]", "is a CIDR"],
     );
+}
+
+#[test]
+fn every_bad_hosts_line_is_listed_at_once() {
+    // Two bad lines and a third address out of Barn's range: three problems, each its own pair.
+    let text = one("").replace(
+        "admin_ip: 10.10.10.10}",
+        "admin_ip: 10.10.10.10, node_etc_hosts: ['10.10.10.40/24 a', '10.10.10.41', '10.10.10.3 c']}",
+    );
+    let r = check_text(&text);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    let errors: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(r.stderr.lines().count(), 6, "{}", r.stderr);
+    for (l, want) in errors.iter().zip([
+        "all.vars.node_etc_hosts[0]: the hosts line \"10.10.10.40/24 a\"",
+        "all.vars.node_etc_hosts[1]: the hosts line \"10.10.10.41\" has no name",
+        "10.10.10.3 for \"c\" is in .2-.8",
+    ]) {
+        assert!(l.contains(want), "{l:?} lacks {want:?}");
+    }
 }
 
 #[test]
@@ -725,12 +806,25 @@ fn entry_takes_the_node_name_too() {
         "{}",
         r.stderr
     );
-    // Two infra nodes of one name: the address decides.
+    // Two infra nodes of one name: the address decides. The repeated node name is listed too.
     let twice = text.replace("nodename: infra-b", "nodename: pg-x-1");
     let r = check_text_with(&twice, &["--entry", "pg-x-1"]);
     assert_eq!(r.code, 8, "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 4, "{}", r.stderr);
     assert!(
-        r.error_line()
+        r.stderr
+            .lines()
+            .nth(2)
+            .unwrap()
+            .contains("infra.hosts[10.10.10.11].nodename: \"pg-x-1\" is also the node name from"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .lines()
+            .next()
+            .unwrap()
             .contains("--entry \"pg-x-1\" names 2 infra nodes (10.10.10.10, 10.10.10.11)"),
         "{}",
         r.stderr

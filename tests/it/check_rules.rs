@@ -889,3 +889,96 @@ fn a_valid_file_past_the_readers_limit_says_which_limit_not_invalid_yaml() {
     assert!(!r.stderr.contains("not valid YAML"), "{}", r.stderr);
     assert!(r.stderr.contains("next: split the hosts"), "{}", r.stderr);
 }
+
+#[test]
+fn a_files_problems_are_listed_up_to_a_cap_then_counted() {
+    // 25 hosts outside the first host's /24: each its own problem, 20 listed, then "and 5 more".
+    let mut text = String::from("all:\n  hosts:\n    10.10.10.10: {}\n");
+    for i in 0..25 {
+        text.push_str(&format!("    10.10.11.{}: {{}}\n", 10 + i));
+    }
+    let r = check_text(&text);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 2 * 21, "{}", r.stderr);
+    assert!(lines[0].contains("all.hosts[10.10.11.10]: host 10.10.11.10 is outside"));
+    assert!(lines[38].contains("all.hosts[10.10.11.29]: host 10.10.11.29 is outside"));
+    assert_eq!(lines[40], "error: and 5 more problems not listed");
+    assert_eq!(
+        lines[41],
+        "next: fix the ones above and run check again for the rest"
+    );
+    let r = check_text_with(&text, &["--json"]);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["errors"].as_array().unwrap().len(), 20);
+    assert_eq!(v["errors_not_listed"], 5);
+    assert_eq!(v["message"], v["errors"][0]["message"]);
+}
+
+#[test]
+fn every_name_on_two_addresses_and_every_bad_name_is_listed() {
+    // Barn's projection: two names each on two addresses and a bad name between them, in input order.
+    let text = "all:\n  hosts:\n    10.10.10.10: {nodename: meta}\n  vars:\n    vm_hosts:\n      - {address: 10.10.10.11, names: [a, b]}\n      - {address: 10.10.10.12, names: [a, bad_name]}\n      - {address: 10.10.10.13, names: [b]}\n";
+    let r = check_text(text);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    let errors: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(r.stderr.lines().count(), 6, "{}", r.stderr);
+    for (l, want) in errors.iter().zip([
+        "vm_hosts[1].names[0]: name \"a.pigsty.test\" maps to both 10.10.10.11",
+        "vm_hosts[1].names[1]:",
+        "vm_hosts[2].names[0]: name \"b.pigsty.test\" maps to both 10.10.10.11",
+    ]) {
+        assert!(l.contains(want), "{l:?} lacks {want:?}");
+    }
+}
+
+#[test]
+fn clashing_names_past_the_cap_are_counted_in_input_order() {
+    // 30 names each on .11 and .12, and a bad name last: the first 20 clashes by input order, 11 more.
+    let names: Vec<String> = (0..30).map(|i| format!("n{i:02}")).collect();
+    let list = names.join(", ");
+    let text = format!(
+        "all:\n  hosts: {{10.10.10.10: {{nodename: meta}}}}\n  vars:\n    vm_hosts:\n      - {{address: 10.10.10.11, names: [{list}]}}\n      - {{address: 10.10.10.12, names: [{list}, bad_name]}}\n"
+    );
+    let r = check_text(&text);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 2 * 21, "{}", r.stderr);
+    for i in 0..20 {
+        assert!(
+            lines[2 * i].contains(&format!(
+                "vm_hosts[1].names[{i}]: name \"n{i:02}.pigsty.test\""
+            )),
+            "{}",
+            lines[2 * i]
+        );
+    }
+    assert_eq!(lines[40], "error: and 11 more problems not listed");
+}
+
+#[test]
+fn every_bad_host_is_listed_and_a_group_variable_once() {
+    // Two hosts each with its own bad value, and a group's bad pg_seq that both of its hosts read:
+    // three problems, the group's once.
+    let text = "all:\n  children:\n    g:\n      hosts: {10.10.10.12: {}, 10.10.10.13: {}}\n      vars: {pg_cluster: pg-x, pg_seq: one}\n  hosts:\n    10.10.10.10: {nodename: 5}\n    10.10.10.11: {vm_skip: maybe}\n";
+    let r = check_text(text);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    let errors: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(r.stderr.lines().count(), 6, "{}", r.stderr);
+    for (l, want) in errors.iter().zip([
+        "all.hosts[10.10.10.10].nodename: is 5; nodename is a string",
+        "all.hosts[10.10.10.11].vm_skip: is",
+        "all.children.g.vars.pg_seq: is",
+    ]) {
+        assert!(l.contains(want), "{l:?} lacks {want:?}");
+    }
+}

@@ -318,6 +318,19 @@ fn follow_reloads_the_file_and_keeps_the_last_good_on_a_bad_edit() {
         },
         "the bad edit to be reported",
     );
+    // A file with two problems: the log line and last_error give the first and say how many more.
+    edit("all:\n  hosts: {10.10.10.10: {}, 10.10.11.10: {}, 10.10.12.10: {}}\n");
+    wait_for(
+        || {
+            status_file(&state).unwrap()["last_error"]
+                .as_str()
+                .is_some_and(|e| {
+                    e.contains("host 10.10.11.10 is outside")
+                        && e.contains("(and 1 more problem: pigsty-dns check lists them all)")
+                })
+        },
+        "both problems to be counted",
+    );
     assert_eq!(soa_serial(s.addr), 2);
     assert_eq!(
         a_of(&ask(s.addr, "pg-meta.pigsty.test.", RecordType::A).unwrap()),

@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::net::Ipv4Addr;
 
+use crate::input::problems::Problems;
 use crate::input::yaml::{self, Yaml};
 
 mod category;
@@ -24,7 +25,7 @@ const HOST_DEPTH: usize = 1 << 20;
 
 /// Bad input: where it is (an inventory path such as `all.vars.vm_hosts[2].address`), what is wrong with
 /// the offending value, and what to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct InputError {
     pub at: String,
     pub message: String,
@@ -109,22 +110,42 @@ pub fn parse(text: &str) -> Result<Inventory, InputError> {
     parse_as(text, &Reading::Auto)
 }
 
-/// [`parse`] with the view chosen by the caller.
+/// [`parse`] with the view chosen by the caller; the first problem of the file, if it has any.
 pub fn parse_as(text: &str, reading: &Reading) -> Result<Inventory, InputError> {
-    let doc = document(text)?;
-    let walk = walked(&doc)?;
+    let mut problems = Problems::default();
+    match parse_into(text, reading, &mut problems) {
+        Some(inv) if problems.is_empty() => Ok(inv),
+        _ => Err(problems.first().unwrap_or_else(|| {
+            InputError::new("", "could not be read", "run check on it for the reason")
+        })),
+    }
+}
+
+/// [`parse_as`] that adds every problem of the file to `problems`. `None` when the read stopped
+/// (`problems` says why); else the inventory, whose rules found `problems` (if any) without leaving
+/// anything in it that the record rules would refuse because of them: a host that could not be read
+/// stops the read (the address rules count every host), a derived name that clashes is left out.
+pub fn parse_into(text: &str, reading: &Reading, problems: &mut Problems) -> Option<Inventory> {
+    let doc = problems.take(document(text))?;
+    let walk = problems.take(walked(&doc))?;
     let mut hosts = Vec::with_capacity(walk.hosts.len());
+    // Every host is read, so each bad one is listed.
     for h in &walk.hosts {
-        hosts.push(resolve_host(h)?);
+        if let Some(host) = problems.take(resolve_host(h)) {
+            hosts.push(host);
+        }
+    }
+    if hosts.len() < walk.hosts.len() {
+        return None;
     }
     let pigsty = match reading {
         Reading::IdentityOnly => false,
         Reading::Auto | Reading::Entry(_) => pigsty::is_pigsty_config(&walk.hosts),
     };
     let (view, derived, notes) = if pigsty {
-        pigsty::groups_once(&walk)?;
+        problems.take(pigsty::groups_once(&walk))?;
         let skipped: Vec<bool> = hosts.iter().map(|h| h.skip).collect();
-        let v = pigsty::derive(&walk.hosts, &skipped, reading.entry())?;
+        let v = pigsty::derive(&walk.hosts, &skipped, reading.entry(), problems)?;
         for h in &mut hosts {
             tag_identity(h);
         }
@@ -141,14 +162,14 @@ pub fn parse_as(text: &str, reading: &Reading) -> Result<Inventory, InputError> 
         .map_or(Yaml::Null, |v| std::mem::replace(v, Yaml::Null));
     let mut vm_hosts = match vm_hosts {
         Yaml::Null => Vec::new(),
-        v => parse_vm_hosts(v, "all.vars.vm_hosts")?,
+        v => problems.take(parse_vm_hosts(v, "all.vars.vm_hosts"))?,
     };
     if view == View::HostAccess {
         for n in vm_hosts.iter_mut().flat_map(|v| v.names.iter_mut()) {
             n.source = Category::Explicit.tag(&n.source);
         }
     }
-    Ok(Inventory {
+    Some(Inventory {
         hosts,
         vm_hosts,
         derived,

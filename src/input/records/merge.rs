@@ -9,6 +9,7 @@ use super::{NotServed, Record};
 use crate::defaults::MAX_SERVED_NAMES;
 use crate::dns::name::Zones;
 use crate::input::inventory::InputError;
+use crate::input::problems::MAX_LISTED;
 
 /// A mention that belongs to no list whose repeats are refused (a node name).
 pub(super) const NO_GROUP: usize = usize::MAX;
@@ -157,17 +158,17 @@ impl Sorted {
 
 /// Sorts the mentions into the merge order and applies the rules that need it: the same name twice in
 /// one list, a name on two addresses (with the first source of that name), more than twice
-/// [`MAX_SERVED_NAMES`] names. Of those and `stopped` (the first name that failed its own checks, after
-/// the last mention) the first in input order is the error, as a pass name by name would find it.
+/// [`MAX_SERVED_NAMES`] names. Those found and `bad` (the names that failed their own checks, each at
+/// the position it would have had) are the errors, in input order, as a pass name by name finds them.
 /// Returns the merge order and where each name's mentions start in it.
 pub(super) fn check(
     mentions: &[Mention<'_>],
     sources: &[String],
     zone: &Zones,
-    stopped: Option<InputError>,
-) -> Result<Order, InputError> {
+    bad: Found,
+) -> Result<Order, (Vec<InputError>, usize)> {
     let order = Order::of(mentions);
-    let mut first = FirstError::default();
+    let mut first = bad;
     let mut firsts = Vec::with_capacity(order.starts.len());
     for run in order.runs() {
         firsts.push(check_run(run, mentions, sources, zone, &mut first));
@@ -183,11 +184,10 @@ pub(super) fn check(
             )
         });
     }
-    match (first.0, stopped) {
-        (Some((_, e)), _) => Err(e),
-        (None, Some(e)) => Err(e),
-        (None, None) => Ok(order),
+    if first.kept.is_empty() {
+        return Ok(order);
     }
+    Err(first.in_order())
 }
 
 /// The rules within one name's run of mentions (in merge order): the same name twice in one list, the
@@ -197,7 +197,7 @@ fn check_run(
     mentions: &[Mention<'_>],
     sources: &[String],
     zone: &Zones,
-    first: &mut FirstError,
+    first: &mut Found,
 ) -> usize {
     let head_pos = run.iter().map(|s| s.pos()).min().unwrap_or(run[0].pos());
     let head = &mentions[head_pos];
@@ -239,15 +239,37 @@ fn check_run(
     head_pos
 }
 
-/// The error of the mention first in input order, of those reported (each built only if it is first).
+/// The errors reported, each at the input position of its mention: the first [`MAX_LISTED`] in input
+/// order are kept (each built only while it is among them), the rest counted, so a file of 100,000
+/// clashing names holds 20 messages, not 100,000. At one position, the one reported first comes first
+/// (a bad name before the mention that took its position).
 #[derive(Default)]
-struct FirstError(Option<(usize, InputError)>);
+pub(super) struct Found {
+    kept: Vec<((usize, u64), InputError)>,
+    reported: u64,
+    more: usize,
+}
 
-impl FirstError {
-    fn report(&mut self, pos: usize, e: impl FnOnce() -> InputError) {
-        if self.0.as_ref().is_none_or(|(p, _)| pos < *p) {
-            self.0 = Some((pos, e()));
+impl Found {
+    pub(super) fn report(&mut self, pos: usize, e: impl FnOnce() -> InputError) {
+        let key = (pos, self.reported);
+        self.reported += 1;
+        if self.kept.len() < MAX_LISTED {
+            self.kept.push((key, e()));
+            return;
         }
+        self.more += 1;
+        if let Some(last) = self.kept.iter_mut().max_by_key(|(k, _)| *k)
+            && key < last.0
+        {
+            *last = (key, e());
+        }
+    }
+
+    /// The kept errors in input order, and how many more were reported.
+    fn in_order(mut self) -> (Vec<InputError>, usize) {
+        self.kept.sort_by_key(|(k, _)| *k);
+        (self.kept.into_iter().map(|(_, e)| e).collect(), self.more)
     }
 }
 

@@ -1,6 +1,6 @@
 //! `RecordSet`: the names to serve, built from a parsed inventory under the address and conflict rules.
-//! The mentions' sort, the rules that need it and the merge into records are in `records/merge.rs`; the
-//! diff of two generations in `records/diff.rs`.
+//! The address rules are in `records/addresses.rs`; the mentions' sort, the rules that need it and the
+//! merge into records in `records/merge.rs`; the diff of two generations in `records/diff.rs`.
 
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
@@ -10,11 +10,14 @@ use serde::{Deserialize, Serialize};
 use crate::defaults::MAX_SERVED_NAMES;
 use crate::dns::name::{self, Zones};
 use crate::input::inventory::{Derived, Host, InputError, Inventory, Named, VmHost};
+use crate::input::problems::Problems;
 
+mod addresses;
 mod diff;
 mod merge;
+use addresses::check_addresses_of;
 pub use diff::{Change, Diff, PtrChange};
-use merge::{Kind, Mention, NO_GROUP, check, merge};
+use merge::{Found, Kind, Mention, NO_GROUP, check, merge};
 
 /// One served name. `sources` says where each mention of it came from (input paths), sorted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,12 +77,47 @@ impl RecordSet {
 
     /// [`RecordSet::build`] that moves the sources out of the inventory instead of copying them.
     pub fn from_inventory(
-        mut inv: Inventory,
+        inv: Inventory,
         zones: &(impl Clone + Into<Zones>),
     ) -> Result<RecordSet, InputError> {
-        let zones: Zones = zones.clone().into();
+        let mut problems = Problems::default();
+        match Self::from_inventory_into(inv, zones, &mut problems) {
+            Some(set) if problems.is_empty() => Ok(set),
+            _ => Err(problems.first().unwrap_or_else(|| {
+                InputError::new("", "could not be read", "run check on it for the reason")
+            })),
+        }
+    }
+
+    /// [`RecordSet::from_inventory`] that adds its problems to those of the inventory's read: every
+    /// address that breaks the address rule is listed; past them, every name that breaks the name rules.
+    /// `None` when any problem is in `problems`: a record set is only ever made of a file without one.
+    pub fn from_inventory_into(
+        inv: Inventory,
+        zones: &(impl Clone + Into<Zones>),
+        problems: &mut Problems,
+    ) -> Option<RecordSet> {
+        let addresses = check_addresses_of(&inv, problems);
+        let managed_count = problems.take(addresses)??;
+        match Self::named(inv, zones.clone().into(), managed_count) {
+            Ok(set) => problems.is_empty().then_some(set),
+            Err((listed, more)) => {
+                for e in listed {
+                    problems.push(e);
+                }
+                problems.count_unlisted(more);
+                None
+            }
+        }
+    }
+
+    /// The name rules over an inventory whose addresses pass, and the record set.
+    fn named(
+        mut inv: Inventory,
+        zones: Zones,
+        managed_count: usize,
+    ) -> Result<RecordSet, (Vec<InputError>, usize)> {
         let zone = &zones;
-        let managed_count = check_addresses_of(&inv)?;
         // Every mention in input order, and its source at the same index; checked per name here, then
         // sorted once by key for merging and conflicts (a BTreeMap insert per name cost more than the
         // rest of the rules together). Sized up front: at 100,000 names these are the largest arrays.
@@ -93,37 +131,41 @@ impl RecordSet {
             + inv.derived.len();
         let mut mentions: Vec<Mention<'_>> = Vec::with_capacity(total);
         let mut sources: Vec<String> = Vec::with_capacity(total);
-        let mut stopped = host_mentions(&mut inv.hosts, zone, &mut mentions, &mut sources);
-        if stopped.is_none() {
-            stopped = vm_mentions(
-                &mut inv.vm_hosts,
-                managed_count,
-                zone,
-                &mut mentions,
-                &mut sources,
-            );
-        }
-        if stopped.is_none() {
-            let first_group = managed_count + inv.vm_hosts.len();
-            stopped = derived_mentions(
-                &mut inv.derived,
-                first_group,
-                zone,
-                &mut mentions,
-                &mut sources,
-            );
-        }
-        let sorted = check(&mentions, &sources, zone, stopped)?;
+        // A name that fails its own checks is left out (nothing it would clash with is wrong for it)
+        // and listed, at the position it would have had.
+        let mut bad = Found::default();
+        host_mentions(&mut inv.hosts, zone, &mut mentions, &mut sources, &mut bad);
+        vm_mentions(
+            &mut inv.vm_hosts,
+            managed_count,
+            zone,
+            &mut mentions,
+            &mut sources,
+            &mut bad,
+        );
+        let first_group = managed_count + inv.vm_hosts.len();
+        derived_mentions(
+            &mut inv.derived,
+            first_group,
+            zone,
+            &mut mentions,
+            &mut sources,
+            &mut bad,
+        );
+        let sorted = check(&mentions, &sources, zone, bad)?;
         let ptr = canonical_names(&mentions);
         let (records, not_served) = merge(&mut mentions, sources, &sorted);
         if records.len() > MAX_SERVED_NAMES {
-            return Err(InputError::new(
-                "",
-                format!(
-                    "has {} served names; at most {MAX_SERVED_NAMES} are served",
-                    records.len()
-                ),
-                "serve fewer names, or split them across zones",
+            return Err((
+                vec![InputError::new(
+                    "",
+                    format!(
+                        "has {} served names; at most {MAX_SERVED_NAMES} are served",
+                        records.len()
+                    ),
+                    "serve fewer names, or split them across zones",
+                )],
+                0,
             ));
         }
         let skipped_hosts = inv
@@ -145,48 +187,18 @@ impl RecordSet {
     }
 }
 
-/// The address rules, before any name is looked at: a managed host, every address in the first managed
-/// host's /24, one `vm_hosts` entry per address. Returns how many hosts are managed.
-fn check_addresses_of(inv: &Inventory) -> Result<usize, InputError> {
-    let managed: Vec<&Host> = inv.hosts.iter().filter(|h| !h.skip).collect();
-    let Some(first) = managed.first() else {
-        return Err(InputError::new(
-            "all",
-            "has no managed host: every host has vm_skip: true",
-            "leave at least one host without vm_skip",
-        ));
-    };
-    let net = Net::of(first)?;
-    for h in &managed {
-        net.check(h.address, &h.origin, "host")?;
-    }
-    for v in &inv.vm_hosts {
-        net.check(v.address, &v.source, "vm_hosts address")?;
-    }
-    for d in &inv.derived {
-        check_derived_address(&net, d)?;
-    }
-    let mut seen_vm: HashMap<Ipv4Addr, &str> = HashMap::new();
-    for v in &inv.vm_hosts {
-        if let Some(prev) = seen_vm.insert(v.address, &v.source) {
-            return Err(InputError::new(
-                &v.source,
-                format!("{} is listed again (first at {prev})", v.address),
-                "merge the names into one vm_hosts entry per address",
-            ));
-        }
-    }
-    Ok(managed.len())
-}
+/// The names that fail their own checks, each at the input position its mention would have had.
+type Bad = Found;
 
-/// The managed hosts' node names and aliases as mentions, their sources moved out; the first name that
-/// fails its own checks stops it and is returned.
+/// The managed hosts' node names and aliases as mentions, their sources moved out; a name that fails
+/// its own checks goes to `bad`.
 fn host_mentions<'a>(
     hosts: &'a mut [Host],
     zone: &Zones,
     mentions: &mut Vec<Mention<'a>>,
     sources: &mut Vec<String>,
-) -> Option<InputError> {
+    bad: &mut Bad,
+) {
     // Node name -> the index of its mention.
     let mut node_names: HashMap<&str, usize> = HashMap::new();
     for (hi, h) in hosts.iter_mut().filter(|h| !h.skip).enumerate() {
@@ -200,39 +212,44 @@ fn host_mentions<'a>(
             continue;
         };
         let name: &String = name;
+        let at = mentions.len();
         if let Err(e) = name::check_node_name(name) {
-            return Some(bad_name(
-                source,
-                &e,
-                "a node name is one lowercase label; set nodename",
+            bad.report(at, || {
+                bad_name(
+                    source,
+                    &e,
+                    "a node name is one lowercase label; set nodename",
+                )
+            });
+        } else if let Some(&prev) = node_names.get(name.as_str()) {
+            bad.report(at, || {
+                InputError::new(
+                    &*source,
+                    format!("{name:?} is also the node name from {}", sources[prev]),
+                    "set a distinct nodename on one of the two hosts",
+                )
+            });
+        } else {
+            node_names.insert(name, at);
+            mentions.push(Mention::borrowed(
+                name,
+                *address,
+                NO_GROUP,
+                Kind::Node,
+                zone,
             ));
+            sources.push(std::mem::take(source));
         }
-        if let Some(&prev) = node_names.get(name.as_str()) {
-            return Some(InputError::new(
-                &*source,
-                format!("{name:?} is also the node name from {}", sources[prev]),
-                "set a distinct nodename on one of the two hosts",
-            ));
-        }
-        node_names.insert(name, mentions.len());
-        mentions.push(Mention::borrowed(
-            name,
-            *address,
-            NO_GROUP,
-            Kind::Node,
-            zone,
-        ));
-        sources.push(std::mem::take(source));
         // An alias equal to the node's own name merges; one listed twice is a slip worth reporting.
         for Named { name, source } in aliases.iter_mut() {
             if let Err(e) = name::check_host_name(name) {
-                return Some(bad_name(source, &e, "fix the alias"));
+                bad.report(mentions.len(), || bad_name(source, &e, "fix the alias"));
+                continue;
             }
             mentions.push(Mention::borrowed(name, *address, hi, Kind::Alias, zone));
             sources.push(std::mem::take(source));
         }
     }
-    None
 }
 
 /// The bulk of the names, the `vm_hosts` entries': each one's own string becomes its key, and each
@@ -243,18 +260,19 @@ fn vm_mentions(
     zone: &Zones,
     mentions: &mut Vec<Mention<'_>>,
     sources: &mut Vec<String>,
-) -> Option<InputError> {
+    bad: &mut Bad,
+) {
     for (vi, v) in vm_hosts.iter_mut().enumerate() {
         for n in std::mem::take(&mut v.names) {
             if let Err(e) = name::check_host_name(&n.name) {
-                return Some(bad_name(&n.source, &e, "fix the name"));
+                bad.report(mentions.len(), || bad_name(&n.source, &e, "fix the name"));
+                continue;
             }
             let group = managed_count + vi;
             mentions.push(Mention::owned(n.name, v.address, group, zone));
             sources.push(n.source);
         }
     }
-    None
 }
 
 /// The host-access view's derived names, each its own group (a name derived twice at one address
@@ -265,47 +283,23 @@ fn derived_mentions(
     zone: &Zones,
     mentions: &mut Vec<Mention<'_>>,
     sources: &mut Vec<String>,
-) -> Option<InputError> {
+    bad: &mut Bad,
+) {
     for (di, d) in derived.iter_mut().enumerate() {
         if let Err(e) = name::check_host_name(&d.name) {
-            return Some(bad_name(
-                &d.source,
-                &e,
-                "fix the name in the Pigsty config, or read the file with --identity-only",
-            ));
+            bad.report(mentions.len(), || {
+                bad_name(
+                    &d.source,
+                    &e,
+                    "fix the name in the Pigsty config, or read the file with --identity-only",
+                )
+            });
+            continue;
         }
         let name = std::mem::take(&mut d.name);
         mentions.push(Mention::owned(name, d.address, first_group + di, zone));
         sources.push(std::mem::take(&mut d.source));
     }
-    None
-}
-
-/// Barn's address rule over a derived name: where Pigsty's rule and Barn's disagree, Barn's wins,
-/// and the error says which VIP or target to move.
-fn check_derived_address(net: &Net, d: &Derived) -> Result<(), InputError> {
-    let o = d.address.octets();
-    if o[..3] == net.prefix && (1..=8).contains(&o[3]) {
-        let [p0, p1, p2] = net.prefix;
-        let next = if d.source.contains("pg_vip_address") {
-            format!(
-                "move the PG VIP into {p0}.{p1}.{p2}.9-254 (e.g. pg_vip_address: {p0}.{p1}.{p2}.20/24), \
-                 or set pg_dns_target: primary"
-            )
-        } else {
-            format!("move it into {p0}.{p1}.{p2}.9-254")
-        };
-        return Err(InputError::new(
-            &d.source,
-            format!(
-                "{} for {:?} is in .2-.8, which Barn reserves for the host and DHCP; Barn's address \
-                 rule wins over Pigsty's",
-                d.address, d.name
-            ),
-            next,
-        ));
-    }
-    net.check(d.address, &d.source, "address")
 }
 
 /// The canonical-name rule, one PTR per address that has served names: the node name of the managed
@@ -429,62 +423,6 @@ pub fn check_addresses(records: &[Record]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The managed /24 (Barn's subnet layout): `.1` is the host, `.2`-`.8` are reserved, names use `.9`-`.254`.
-struct Net {
-    prefix: [u8; 3],
-    set_by: String,
-}
-
-impl Net {
-    fn of(first: &Host) -> Result<Net, InputError> {
-        let o = first.address.octets();
-        let private = o[0] == 10
-            || (o[0] == 172 && (16..=31).contains(&o[1]))
-            || (o[0] == 192 && o[1] == 168);
-        if !private {
-            return Err(InputError::new(
-                &first.origin,
-                format!(
-                    "{} is not in a private (RFC 1918) network; the sandbox /24 is 10/8, 172.16/12 or 192.168/16",
-                    first.address
-                ),
-                "use the Barn network's addresses, e.g. 10.10.10.10",
-            ));
-        }
-        Ok(Net {
-            prefix: [o[0], o[1], o[2]],
-            set_by: first.origin.clone(),
-        })
-    }
-
-    fn check(&self, a: Ipv4Addr, at: &str, what: &str) -> Result<(), InputError> {
-        let o = a.octets();
-        let [p0, p1, p2] = self.prefix;
-        if o[..3] != self.prefix {
-            return Err(InputError::new(
-                at,
-                format!(
-                    "{what} {a} is outside {p0}.{p1}.{p2}.0/24 (the /24 of {}); all managed hosts share one /24",
-                    self.set_by
-                ),
-                format!(
-                    "use an address in {p0}.{p1}.{p2}.9-{p0}.{p1}.{p2}.254, or mark the host vm_skip: true"
-                ),
-            ));
-        }
-        if !(9..=254).contains(&o[3]) {
-            return Err(InputError::new(
-                at,
-                format!(
-                    "{what} {a} must be in .9-.254; .1-.8 are reserved for the host and DHCP, .0 and .255 are not host addresses"
-                ),
-                format!("use an address in {p0}.{p1}.{p2}.9-{p0}.{p1}.{p2}.254"),
-            ));
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

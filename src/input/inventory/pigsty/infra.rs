@@ -37,12 +37,17 @@ fn push_lines(
     if !out.seen_lists.insert((v.origin.clone(), admin)) {
         return Ok(());
     }
+    // Each bad line is its own problem: the lines are independent records.
     for (line, at) in lines_var(&v, key, default)? {
         let rendered = line.replace("${admin_ip}", &admin.to_string());
-        if let Some((a, names)) = hosts_line(&rendered, &at)? {
-            for n in names {
-                out.push(category, &n, a, at.clone());
+        match hosts_line(&rendered, &at) {
+            Ok(Some((a, names))) => {
+                for n in names {
+                    out.push(category, &n, a, at.clone());
+                }
             }
+            Ok(None) => {}
+            Err(e) => out.problems.push(e),
         }
     }
     Ok(())
@@ -261,20 +266,27 @@ pub(super) fn guest_hosts(
     if let Some(entry) = entry {
         return guest_hosts_seen_from(entry, hosts, skipped, out);
     }
+    // Each node's lines are its own: a bad one on one node is listed, and the others still read.
     for (h, _) in hosts.iter().zip(skipped).filter(|(_, s)| !**s) {
-        if !bool_var(h, "node_write_etc_hosts", true)?.0 {
-            continue;
-        }
-        push_lines(
-            h,
-            "node_default_etc_hosts",
-            NODE_DEFAULT_ETC_HOSTS,
-            Category::GuestHosts,
-            out,
-        )?;
-        push_lines(h, "node_etc_hosts", &[], Category::GuestHosts, out)?;
+        let r = node_lines(h, out);
+        out.problem(r);
     }
     Ok(())
+}
+
+/// One node's hosts lines, when it writes them.
+fn node_lines(h: &Found<'_>, out: &mut Out) -> Result<(), InputError> {
+    if !bool_var(h, "node_write_etc_hosts", true)?.0 {
+        return Ok(());
+    }
+    push_lines(
+        h,
+        "node_default_etc_hosts",
+        NODE_DEFAULT_ETC_HOSTS,
+        Category::GuestHosts,
+        out,
+    )?;
+    push_lines(h, "node_etc_hosts", &[], Category::GuestHosts, out)
 }
 
 /// The nodes' hosts lines once `--entry` picked the infra node the host asks. A node's `/etc/hosts` is
@@ -311,8 +323,10 @@ fn guest_hosts_seen_from(
                     let mut l = Lines::new();
                     for (line, at) in lines_var(&v, key, default)? {
                         let text = line.replace("${admin_ip}", &admin.to_string());
-                        if let Some((a, names)) = hosts_line(&text, &at)? {
-                            l.push((a, names, at));
+                        match hosts_line(&text, &at) {
+                            Ok(Some((a, names))) => l.push((a, names, at)),
+                            Ok(None) => {}
+                            Err(e) => out.problems.push(e),
                         }
                     }
                     let l = std::rc::Rc::new(l);

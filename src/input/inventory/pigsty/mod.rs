@@ -9,6 +9,7 @@ use std::net::Ipv4Addr;
 
 use super::walk::{Found, Walk, lookup};
 use super::{Category, Derived, InputError, parse_ipv4};
+use crate::input::problems::Problems;
 use crate::input::yaml::Yaml;
 use crate::output::text::quote;
 
@@ -107,20 +108,31 @@ pub(super) struct Derivation {
 /// Every host's identities and targets, `vm_skip` hosts included (an external primary or infra
 /// still decides a target); `skipped[i]` says whether `hosts[i]` is skipped.
 /// `entry` is the infra node the user picked (`--entry`: its name or address, as given).
+/// Each rule's problems go to `problems` and the other rules still run: they read other variables,
+/// and what a failed one would have derived is only missing, so what the rest find is still there
+/// once it is fixed. `None` when past the derivation's limit (nothing after it is read).
 pub(super) fn derive(
     hosts: &[Found<'_>],
     skipped: &[bool],
     entry: Option<&str>,
-) -> Result<Derivation, InputError> {
-    let mut out = Out::default();
-    service::pg(hosts, &mut out)?;
-    service::node_vips(hosts, &mut out)?;
-    service::minio(hosts, &mut out)?;
-    let picked = infra::entry(hosts, entry, &mut out)?;
-    infra::guest_hosts(hosts, skipped, picked, &mut out)?;
-    infra::naming_notes(hosts, &mut out)?;
+    problems: &mut Problems,
+) -> Option<Derivation> {
+    let mut out = Out {
+        problems: std::mem::take(problems),
+        ..Out::default()
+    };
+    for rule in [service::pg, service::node_vips, service::minio] {
+        let r = rule(hosts, &mut out);
+        out.problem(r);
+    }
+    // The guests' hosts lines depend on the entry picked.
+    let r = infra::entry(hosts, entry, &mut out)
+        .and_then(|picked| infra::guest_hosts(hosts, skipped, picked, &mut out));
+    out.problem(r);
+    let r = infra::naming_notes(hosts, &mut out);
+    out.problem(r);
     if out.derived.len() > MAX_DERIVED {
-        return Err(InputError::new(
+        out.problems.push(InputError::new(
             "all",
             format!(
                 "derives more than {MAX_DERIVED} names; at most {} are served",
@@ -128,9 +140,12 @@ pub(super) fn derive(
             ),
             "serve fewer names, or read the file with --identity-only",
         ));
+        *problems = out.problems;
+        return None;
     }
-    out.clashes()?;
-    Ok(Derivation {
+    out.clashes();
+    *problems = std::mem::take(&mut out.problems);
+    Some(Derivation {
         derived: out.derived,
         notes: out.notes,
     })
@@ -147,6 +162,8 @@ pub(super) struct Out {
     /// Hosts-line lists already read, by (list origin, `admin_ip`): every node that inherits the same
     /// list renders the same lines.
     seen_lists: std::collections::HashSet<(String, Ipv4Addr)>,
+    /// The file's problems so far; a rule adds each it can read past (a bad hosts line).
+    pub(super) problems: Problems,
 }
 
 impl Out {
@@ -169,43 +186,58 @@ impl Out {
         }
     }
 
+    /// A rule's problem, if it had one.
+    pub(super) fn problem(&mut self, r: Result<(), InputError>) {
+        if let Err(e) = r {
+            self.problems.push(e);
+        }
+    }
+
     /// Pigsty's records clash before Barn's rules apply: dnsmasq would answer a name on two
-    /// addresses with both, so the view refuses it, naming both sources.
-    fn clashes(&self) -> Result<(), InputError> {
-        let mut first: BTreeMap<String, &Derived> = BTreeMap::new();
-        for d in &self.derived {
+    /// addresses with both, so the view refuses it, naming both sources. Every clash is a problem,
+    /// and the later record of each is left out, so the record rules do not report it again.
+    fn clashes(&mut self) {
+        let mut first: BTreeMap<String, usize> = BTreeMap::new();
+        let mut keep = vec![true; self.derived.len()];
+        for (i, d) in self.derived.iter().enumerate() {
             let key = d.name.to_ascii_lowercase();
             match first.get(&key) {
-                Some(f) if f.address != d.address => {
-                    let vip = |s: &str| s.contains("vip_address");
-                    let next = if vip(&f.source) || vip(&d.source) {
-                        "give the node VIP its own name: set vip_dns_suffix (e.g. vip_dns_suffix: \
-                         '-vip') or a node_cluster of its own on that group, or turn one of the two \
-                         VIPs off"
-                    } else {
-                        "give each name one address: rename or remove one of the two"
-                    };
-                    return Err(InputError::new(
-                        &d.source,
-                        format!(
-                            "name {} maps to both {} ({}) and {} ({}); Pigsty's DNS would answer both",
-                            quote(&d.name),
-                            f.address,
-                            f.source,
-                            d.address,
-                            d.source
-                        ),
-                        next,
-                    ));
+                Some(&f) if self.derived[f].address != d.address => {
+                    self.problems.push(clash(&self.derived[f], d));
+                    keep[i] = false;
                 }
                 Some(_) => {}
                 None => {
-                    first.insert(key, d);
+                    first.insert(key, i);
                 }
             }
         }
-        Ok(())
+        let mut keep = keep.into_iter();
+        self.derived.retain(|_| keep.next().unwrap_or(true));
     }
+}
+
+/// The refusal of `d`, a name `f` derived first on another address.
+fn clash(f: &Derived, d: &Derived) -> InputError {
+    let vip = |s: &str| s.contains("vip_address");
+    let next = if vip(&f.source) || vip(&d.source) {
+        "give the node VIP its own name: set vip_dns_suffix (e.g. vip_dns_suffix: '-vip') or a \
+         node_cluster of its own on that group, or turn one of the two VIPs off"
+    } else {
+        "give each name one address: rename or remove one of the two"
+    };
+    InputError::new(
+        &d.source,
+        format!(
+            "name {} maps to both {} ({}) and {} ({}); Pigsty's DNS would answer both",
+            quote(&d.name),
+            f.address,
+            f.source,
+            d.address,
+            d.source
+        ),
+        next,
+    )
 }
 
 /// A variable's value and where it came from: the inventory path, or the role default's name.
