@@ -157,6 +157,7 @@ pub fn lookup_a(addr: SocketAddr, name: &str) -> Result<Option<Ipv4Addr>, String
 /// SIGKILL right after the N-th change an install or uninstall makes (a file written or removed, a
 /// command run), as a power cut would. For the lab and the integration tests only, compiled only into
 /// test builds; unset, it costs a lookup of an environment variable per change.
+#[cfg(any(test, feature = "test-support"))]
 pub const CRASH_ENV: &str = "PIGSTY_DNS_TEST_CRASH_AFTER";
 
 pub fn crash_point(what: &str) {
