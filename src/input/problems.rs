@@ -3,11 +3,45 @@
 //! the address rule of different records) adds every one it finds and the read goes on; a problem
 //! that leaves nothing to read further (invalid YAML, a refused tag, a group loop) ends the list.
 //! Whatever the list holds, the read gives no record set, so nothing is ever written from it.
+//! [`InputError`], one problem, lives here too: the inventory, the records and the list all speak it.
 
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
-use crate::input::inventory::InputError;
+/// Bad input: where it is (an inventory path such as `all.vars.vm_hosts[2].address`), what is wrong with
+/// the offending value, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct InputError {
+    pub at: String,
+    pub message: String,
+    pub next: String,
+}
+
+impl InputError {
+    pub fn new(at: impl Into<String>, message: impl Into<String>, next: impl Into<String>) -> Self {
+        InputError {
+            at: at.into(),
+            message: message.into(),
+            next: next.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.at.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            // The place cut in the middle: nested long group names would make it any length.
+            write!(
+                f,
+                "{}: {}",
+                crate::output::text::place(&self.at),
+                self.message
+            )
+        }
+    }
+}
 
 /// Problems listed at most; the rest are counted ("and N more").
 pub const MAX_LISTED: usize = 20;

@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::net::Ipv4Addr;
 
+pub use crate::input::problems::InputError;
 use crate::input::problems::Problems;
 use crate::input::yaml::{self, Yaml};
 
@@ -22,41 +23,6 @@ use walk::{Found, Walk, lookup};
 pub const MAX_INPUT_BYTES: usize = 4 * 1024 * 1024;
 /// Depth of a host's own vars: deeper than any group.
 const HOST_DEPTH: usize = 1 << 20;
-
-/// Bad input: where it is (an inventory path such as `all.vars.vm_hosts[2].address`), what is wrong with
-/// the offending value, and what to do.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct InputError {
-    pub at: String,
-    pub message: String,
-    pub next: String,
-}
-
-impl InputError {
-    pub fn new(at: impl Into<String>, message: impl Into<String>, next: impl Into<String>) -> Self {
-        InputError {
-            at: at.into(),
-            message: message.into(),
-            next: next.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for InputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.at.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            // The place cut in the middle: nested long group names would make it any length.
-            write!(
-                f,
-                "{}: {}",
-                crate::output::text::place(&self.at),
-                self.message
-            )
-        }
-    }
-}
 
 /// A name as given in the input, with the inventory path it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
