@@ -313,26 +313,44 @@ class Env:
         self.echo = args.echo
 
 
+def export_zone(pigsty, state, out):
+    """The forward zone file of ZONE. A generation of several zones (the default since issue 37) refuses
+    `--format zone` without `--zone`; a build from before zone sets has no such option."""
+    cmd = [pigsty, "export", "--format", "zone", "--state-dir", state, "-o", out]
+    if subprocess.run(cmd, capture_output=True).returncode != 0:
+        subprocess.run(cmd + ["--zone", ZONE], check=True, capture_output=True)
+
+
+def load_state(pigsty, yml, state):
+    """A state dir with one generation of `yml`, written by this binary's own `load`."""
+    subprocess.run([pigsty, "load", yml, "--state-dir", state], check=True, capture_output=True)
+
+
 def prepare(env, n):
-    """Per size: the state dir with one generation, the exported zone and hosts files, the query file."""
+    """Per size: the state dir with one generation, the exported zone and hosts files, the query file; with
+    --pigsty-alt, a second state dir written by that binary (a build of another generation format or zone
+    set serves what its own `load` wrote)."""
     d = os.path.join(env.work, f"n{n}")
     os.makedirs(d, exist_ok=True)
     names = names_for(n)
     yml = os.path.join(d, "names.yml")
     write_yml(yml, names)
     state = os.path.join(d, "state")
-    subprocess.run([env.pigsty, "load", yml, "--state-dir", state], check=True, capture_output=True)
+    load_state(env.pigsty, yml, state)
+    state_alt = None
+    if getattr(env.args, "pigsty_alt", None):
+        state_alt = os.path.join(d, "state-alt")
+        load_state(env.args.pigsty_alt, yml, state_alt)
     zonefile = os.path.join(d, "pigsty.test.zone")
-    subprocess.run([env.pigsty, "export", "--format", "zone", "--state-dir", state, "-o", zonefile],
-                   check=True, capture_output=True)
+    export_zone(env.pigsty, state, zonefile)
     hosts = os.path.join(d, "hosts")
     subprocess.run([env.pigsty, "export", "--format", "hosts", "--state-dir", state, "-o", hosts],
                    check=True, capture_output=True)
     qfile = os.path.join(d, "queries.txt")
     write_queries(qfile, names)
     last = names[-1]
-    return {"dir": d, "n": n, "names": names, "yml": yml, "state": state, "zone": zonefile, "hosts": hosts,
-            "queries": qfile, "probe": (f"{last[0]}.{ZONE}", last[1])}
+    return {"dir": d, "n": n, "names": names, "yml": yml, "state": state, "state_alt": state_alt,
+            "zone": zonefile, "hosts": hosts, "queries": qfile, "probe": (f"{last[0]}.{ZONE}", last[1])}
 
 
 def make_server(env, name, data, port):
@@ -345,7 +363,7 @@ def make_server(env, name, data, port):
                       env=dict(os.environ, RUST_LOG="warn"))
     if name == "pigsty-dns-alt":
         return Server([env.args.pigsty_alt, "serve", "--listen", f"127.0.0.1:{port}", "--state-dir",
-                       data["state"]], env=dict(os.environ, RUST_LOG="warn"))
+                       data.get("state_alt") or data["state"]], env=dict(os.environ, RUST_LOG="warn"))
     if name == "echo":
         return Server([env.echo, str(port), str(SERVER_BOUND_S)])
     if name == "echo-alt":

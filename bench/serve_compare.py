@@ -41,8 +41,10 @@ def main():
     ap.add_argument("--udp-seconds", type=int, default=4)
     args = ap.parse_args()
     bins = [tuple(x.split("=", 1)) for x in (args.a, args.b)]
-    # bench.one_run and bench.prepare read these from the options object.
-    args.pigsty, args.hickory, args.tcp_seconds, args.lat_seconds = bins[0][1], None, 0, 0
+    # bench.one_run and bench.prepare read these from the options object: --a runs as bench.py's
+    # pigsty-dns, --b as pigsty-dns-alt, each serving the state dir its own `load` wrote.
+    args.pigsty, args.pigsty_alt = bins[0][1], bins[1][1]
+    args.hickory, args.tcp_seconds, args.lat_seconds = None, 0, 0
     work = tempfile.mkdtemp(prefix="pigsty-serve-compare-")
     env = bench.Env(args, work)
     load_start, started = bench.loadavg(), time.time()
@@ -53,8 +55,7 @@ def main():
             order = bins if rnd % 2 else bins[::-1]
             for n in SIZES:
                 for name, binary in list(order) + [("echo", None)]:
-                    env.pigsty = binary or env.pigsty
-                    server = "echo" if binary is None else "pigsty-dns"
+                    server = "echo" if binary is None else "pigsty-dns" if binary == bins[0][1] else "pigsty-dns-alt"
                     r = bench.one_run(env, server, data[n], PORT, ["udp"], rnd)
                     u = r.get("udp", {})
                     runs.append((name, n, rnd, r.get("ready_s"), u.get("cpu_us_per_q"), u.get("qps"),
