@@ -290,12 +290,15 @@ pub fn fold_and_place_owned(mut valid: String, zone: &Zone) -> (String, bool) {
 }
 
 /// Whether a folded dotted name is the zone `z` (folded too) or a name under it: the one test of "a
-/// name at or under the zone" (the answering core keeps a byte version on its hot path).
+/// name at or under the zone".
 pub fn in_zone(name: &str, z: &str) -> bool {
+    in_zone_bytes(name.as_bytes(), z.as_bytes())
+}
+
+/// [`in_zone`] on the bytes of a name as the query path holds it (wire text, lowercased).
+pub fn in_zone_bytes(name: &[u8], z: &[u8]) -> bool {
     name == z
-        || (name.len() > z.len()
-            && name.ends_with(z)
-            && name.as_bytes()[name.len() - z.len() - 1] == b'.')
+        || (name.len() > z.len() && name.ends_with(z) && name[name.len() - z.len() - 1] == b'.')
 }
 
 /// Whether `name` is already a served name in canonical form (valid, lowercase, the apex or under it):

@@ -8,6 +8,7 @@ use std::net::Ipv4Addr;
 use hickory_proto::op::ResponseCode;
 
 use super::parse::{Parsed, Question};
+use crate::dns::name::in_zone_bytes;
 use crate::dns::wire::{
     CLASS_IN, TYPE_A, TYPE_ANY, TYPE_AXFR, TYPE_IXFR, TYPE_NS, TYPE_PTR, TYPE_SOA,
 };
@@ -64,13 +65,6 @@ impl Plan {
     }
 }
 
-fn in_zone(name: &[u8], zone: &[u8]) -> bool {
-    name == zone
-        || (name.len() > zone.len()
-            && name.ends_with(zone)
-            && name[name.len() - zone.len() - 1] == b'.')
-}
-
 /// The rules in the order they apply: the header and the question, then where the name is (the zone,
 /// the reverse zone, or outside), then what it holds, then what the question asks of it.
 pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
@@ -83,7 +77,7 @@ pub(super) fn decide(zone: &ZoneView, parsed: &Parsed) -> Plan {
     let forward = zone.zone_index(name);
     let reverse = zone
         .reverse()
-        .filter(|r| forward.is_none() && in_zone(name, r.zone().as_bytes()));
+        .filter(|r| forward.is_none() && in_zone_bytes(name, r.zone().as_bytes()));
     if forward.is_none() && reverse.is_none() {
         return Plan::error(ResponseCode::Refused, true);
     }

@@ -6,7 +6,7 @@
 use std::net::Ipv4Addr;
 
 use crate::defaults;
-use crate::dns::name::{Zone, Zones, in_zone};
+use crate::dns::name::{Zone, Zones, in_zone, in_zone_bytes};
 use crate::dns::wire::{self, PTR_QNAME, TYPE_A, TYPE_NS, TYPE_SOA};
 use crate::zone::generation::{Generation, Soa};
 use crate::zone::reverse::ReverseView;
@@ -146,13 +146,9 @@ impl ZoneView {
     /// The index (in [`ZoneView::zones`]) of the forward zone a lowercase wire-text name is at or
     /// under.
     pub(crate) fn zone_index(&self, name: &[u8]) -> Option<usize> {
-        self.zones.iter().position(|z| {
-            let z = z.as_str().as_bytes();
-            name == z
-                || (name.len() > z.len()
-                    && name.ends_with(z)
-                    && name[name.len() - z.len() - 1] == b'.')
-        })
+        self.zones
+            .iter()
+            .position(|z| in_zone_bytes(name, z.as_str().as_bytes()))
     }
 
     pub fn serial(&self) -> u32 {
