@@ -491,8 +491,8 @@ pub mod fixtures {
     use std::net::Ipv4Addr;
 
     use super::ZoneView;
-    use crate::dns::name::Zone;
-    use crate::input::records::{Record, RecordSet};
+    use crate::dns::name::{Zone, Zones};
+    use crate::input::records::{Ptr, Record, RecordSet};
     use crate::zone::generation::{Generation, Input};
 
     pub const TTL: u32 = 30;
@@ -519,6 +519,41 @@ pub mod fixtures {
             sha256: String::new(),
         };
         Generation::seal(&set, ttl, neg, serial, "2026-01-01T00:00:00Z".into(), input)
+    }
+
+    /// A generation of two zones, `pigsty.test` first and `pigsty`: `meta.pigsty.test`, `i.pigsty` and
+    /// `a.b.pigsty` (so `b.pigsty` is an empty non-terminal), with their PTRs, TTLs [`TTL`]/[`NEG`].
+    pub fn two_zones(serial: u32) -> Generation {
+        let rec = |name: &str, a: [u8; 4]| Record {
+            name: name.into(),
+            address: a.into(),
+            sources: vec!["t".into()],
+        };
+        let set = RecordSet {
+            zones: Zones::parse(&["pigsty.test", "pigsty"]).unwrap(),
+            records: vec![
+                rec("a.b.pigsty", [10, 10, 10, 12]),
+                rec("i.pigsty", [10, 10, 10, 10]),
+                rec("meta.pigsty.test", [10, 10, 10, 10]),
+            ],
+            ptr: vec![
+                Ptr {
+                    address: [10, 10, 10, 10].into(),
+                    name: "meta.pigsty.test".into(),
+                },
+                Ptr {
+                    address: [10, 10, 10, 12].into(),
+                    name: "a.b.pigsty".into(),
+                },
+            ],
+            not_served: vec![],
+            skipped_hosts: vec![],
+        };
+        let input = Input {
+            path: "/x".into(),
+            sha256: "0".repeat(64),
+        };
+        Generation::seal(&set, TTL, NEG, serial, "2026-12-01T00:00:00Z".into(), input)
     }
 
     pub fn view_with(records: &[(&str, [u8; 4])], serial: u32) -> ZoneView {

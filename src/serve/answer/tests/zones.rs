@@ -8,47 +8,15 @@ use hickory_proto::rr::{RData, RecordType};
 
 use super::{ask, query};
 use crate::dns::name::Zones;
-use crate::input::records::{Ptr, Record, RecordSet};
-use crate::zone::generation::{Generation, Input};
 use crate::zone::view::ZoneView;
-use crate::zone::view::fixtures::{NEG, TTL, generation};
+use crate::zone::view::fixtures::{self, NEG, TTL, generation};
 
 fn two_zones() -> Zones {
     Zones::parse(&["pigsty.test", "pigsty"]).unwrap()
 }
 
 fn view() -> ZoneView {
-    let rec = |name: &str, a: [u8; 4]| Record {
-        name: name.into(),
-        address: a.into(),
-        sources: vec!["t".into()],
-    };
-    let set = RecordSet {
-        zones: two_zones(),
-        records: vec![
-            rec("a.b.pigsty", [10, 10, 10, 12]),
-            rec("i.pigsty", [10, 10, 10, 10]),
-            rec("meta.pigsty.test", [10, 10, 10, 10]),
-        ],
-        ptr: vec![
-            Ptr {
-                address: [10, 10, 10, 10].into(),
-                name: "meta.pigsty.test".into(),
-            },
-            Ptr {
-                address: [10, 10, 10, 12].into(),
-                name: "a.b.pigsty".into(),
-            },
-        ],
-        not_served: vec![],
-        skipped_hosts: vec![],
-    };
-    let input = Input {
-        path: "/x".into(),
-        sha256: "0".repeat(64),
-    };
-    let g = Generation::seal(&set, TTL, NEG, 9, "2026-12-01T00:00:00Z".into(), input);
-    ZoneView::from_generation(&g).unwrap()
+    ZoneView::from_generation(&fixtures::two_zones(9)).unwrap()
 }
 
 /// (owner, rname, serial) of the one SOA in the answer or authority section.

@@ -3,39 +3,9 @@
 
 use super::super::*;
 use super::{body_of, resealed};
-use crate::dns::name::Zones;
 
 fn two_zones() -> Generation {
-    let rec = |name: &str, a: [u8; 4]| Record {
-        name: name.into(),
-        address: a.into(),
-        sources: vec!["t".into()],
-    };
-    let set = RecordSet {
-        zones: Zones::parse(&["pigsty.test", "pigsty"]).unwrap(),
-        records: vec![
-            rec("a.b.pigsty", [10, 10, 10, 12]),
-            rec("i.pigsty", [10, 10, 10, 10]),
-            rec("meta.pigsty.test", [10, 10, 10, 10]),
-        ],
-        ptr: vec![
-            Ptr {
-                address: [10, 10, 10, 10].into(),
-                name: "meta.pigsty.test".into(),
-            },
-            Ptr {
-                address: [10, 10, 10, 12].into(),
-                name: "a.b.pigsty".into(),
-            },
-        ],
-        not_served: vec![],
-        skipped_hosts: vec![],
-    };
-    let input = Input {
-        path: "/x".into(),
-        sha256: "0".repeat(64),
-    };
-    Generation::seal(&set, 30, 5, 7, "2026-12-01T00:00:00Z".into(), input)
+    crate::zone::view::fixtures::two_zones(7)
 }
 
 #[test]
