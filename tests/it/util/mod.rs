@@ -134,6 +134,18 @@ pub fn served(text: &str) -> Vec<(String, String)> {
 }
 
 /// Asserts `check` refuses the text with exit 8 and an error line containing every needle.
+/// `check` of a text refused for several problems at once: exit 8, one `error:`/`next:` pair per
+/// problem (nothing else on stderr), the n-th `error:` line holding the n-th of `wants`.
+pub fn refused_listing(text: &str, wants: &[&str]) {
+    let r = check_text(text);
+    assert_eq!(r.code, 8, "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 2 * wants.len(), "{}", r.stderr);
+    let errors = r.stderr.lines().filter(|l| l.starts_with("error: "));
+    for (l, want) in errors.zip(wants) {
+        assert!(l.contains(want), "{l:?} lacks {want:?}");
+    }
+}
+
 pub fn refused(text: &str, needles: &[&str]) -> Run {
     let r = check_text(text);
     assert_eq!(
