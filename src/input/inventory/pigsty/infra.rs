@@ -4,7 +4,9 @@
 
 use std::net::Ipv4Addr;
 
-use super::{Out, PIGSTY_VERSION, address_of, bool_var, hosts_line, lines_var, string_var, var};
+use super::{
+    Out, PIGSTY_VERSION, Var, address_of, bool_var, hosts_line, lines_var, string_var, var,
+};
 use crate::input::inventory::node_name;
 use crate::input::inventory::walk::Found;
 use crate::input::inventory::{Category, InputError};
@@ -37,20 +39,34 @@ fn push_lines(
     if !out.seen_lists.insert((v.origin.clone(), admin)) {
         return Ok(());
     }
-    // Each bad line is its own problem: the lines are independent records.
-    for (line, at) in lines_var(&v, key, default)? {
+    for (a, names, at) in render_lines(&v, key, default, admin, out)? {
+        for n in names {
+            out.push(category, &n, a, at.clone());
+        }
+    }
+    Ok(())
+}
+
+/// The lines of `v` (the list `key`, else `default`) as the role renders them with `admin` for
+/// `${admin_ip}`: (address, names, where). Each bad line is its own problem, kept in `out`: the lines
+/// are independent records.
+fn render_lines(
+    v: &Var<'_>,
+    key: &str,
+    default: &[&str],
+    admin: Ipv4Addr,
+    out: &mut Out,
+) -> Result<Vec<(Ipv4Addr, Vec<String>, String)>, InputError> {
+    let mut lines = Vec::new();
+    for (line, at) in lines_var(v, key, default)? {
         let rendered = line.replace("${admin_ip}", &admin.to_string());
         match hosts_line(&rendered, &at) {
-            Ok(Some((a, names))) => {
-                for n in names {
-                    out.push(category, &n, a, at.clone());
-                }
-            }
+            Ok(Some((a, names))) => lines.push((a, names, at)),
             Ok(None) => {}
             Err(e) => out.problems.push(e),
         }
     }
-    Ok(())
+    Ok(lines)
 }
 
 /// The infra entry's `dns_records` and portal domains. Every infra node runs its own dnsmasq and
@@ -300,13 +316,13 @@ fn guest_hosts_seen_from(
     skipped: &[bool],
     out: &mut Out,
 ) -> Result<(), InputError> {
-    type Lines = Vec<(Ipv4Addr, Vec<String>, String)>;
-    // Every node that inherits the same list with the same admin_ip renders the same lines.
-    let mut rendered: std::collections::HashMap<(String, Ipv4Addr), std::rc::Rc<Lines>> =
+    // Every node that inherits the same list with the same admin_ip renders the same lines: each
+    // list once, in the order first met, found again by (list origin, admin_ip).
+    let mut lines: Vec<Vec<(Ipv4Addr, Vec<String>, String)>> = Vec::new();
+    let mut rendered: std::collections::HashMap<(String, Ipv4Addr), usize> =
         std::collections::HashMap::new();
     // Per name: whether every node that writes it points it at itself.
     let mut self_only: std::collections::BTreeMap<String, bool> = std::collections::BTreeMap::new();
-    let mut lines: Vec<std::rc::Rc<Lines>> = Vec::new();
     for (h, _) in hosts.iter().zip(skipped).filter(|(_, s)| !**s) {
         if !bool_var(h, "node_write_etc_hosts", true)?.0 {
             continue;
@@ -317,25 +333,15 @@ fn guest_hosts_seen_from(
             ("node_etc_hosts", &[][..]),
         ] {
             let v = var(h, key)?;
-            let list = match rendered.get(&(v.origin.clone(), admin)) {
-                Some(l) => l.clone(),
+            let i = match rendered.get(&(v.origin.clone(), admin)) {
+                Some(&i) => i,
                 None => {
-                    let mut l = Lines::new();
-                    for (line, at) in lines_var(&v, key, default)? {
-                        let text = line.replace("${admin_ip}", &admin.to_string());
-                        match hosts_line(&text, &at) {
-                            Ok(Some((a, names))) => l.push((a, names, at)),
-                            Ok(None) => {}
-                            Err(e) => out.problems.push(e),
-                        }
-                    }
-                    let l = std::rc::Rc::new(l);
-                    rendered.insert((v.origin.clone(), admin), l.clone());
-                    lines.push(l.clone());
-                    l
+                    lines.push(render_lines(&v, key, default, admin, out)?);
+                    rendered.insert((v.origin.clone(), admin), lines.len() - 1);
+                    lines.len() - 1
                 }
             };
-            for (a, names, _) in list.iter() {
+            for (a, names, _) in &lines[i] {
                 for n in names {
                     *self_only.entry(n.to_ascii_lowercase()).or_insert(true) &= *a == h.address;
                 }
@@ -343,7 +349,7 @@ fn guest_hosts_seen_from(
         }
     }
     let mut left_out: Vec<&str> = Vec::new();
-    for (a, names, at) in lines.iter().flat_map(|l| l.iter()) {
+    for (a, names, at) in lines.iter().flatten() {
         for n in names {
             let key = n.to_ascii_lowercase();
             if self_only[&key] && *a != entry {
