@@ -243,52 +243,6 @@ pub enum Placement {
     OutsideZone,
 }
 
-/// Maps a folded name into the zone: a single label `meta` becomes `meta.<zone>`, a name in the zone (or the
-/// apex itself) is served as it is, any other dotted name is outside the zone.
-pub fn place(name: &str, zone: &Zone) -> Placement {
-    let z = zone.as_str();
-    if !name.contains('.') {
-        return Placement::Served(format!("{name}.{z}"));
-    }
-    if in_zone(name, z) {
-        return Placement::Served(name.to_string());
-    }
-    Placement::OutsideZone
-}
-
-/// Where a valid input name lands, built in one allocation: the key the record set sorts it by (the
-/// served FQDN, or the folded name itself when outside the zone) and whether it is served. The same
-/// as [`fold_host_name`] then [`place`], for the 100,000 names of a large input.
-pub fn fold_and_place(valid: &str, zone: &Zone) -> (String, bool) {
-    let z = zone.as_str();
-    if !valid.contains('.') {
-        let mut key = String::with_capacity(valid.len() + 1 + z.len());
-        key.push_str(valid);
-        key.make_ascii_lowercase();
-        key.push('.');
-        key.push_str(z);
-        return (key, true);
-    }
-    let folded = valid.to_ascii_lowercase();
-    let served = in_zone(&folded, z);
-    (folded, served)
-}
-
-/// [`fold_and_place`] that turns the name's own string into its key: lowercased in place, and for a
-/// single label the zone appended (most often within the allocation's slack, so no copy either).
-pub fn fold_and_place_owned(mut valid: String, zone: &Zone) -> (String, bool) {
-    let z = zone.as_str();
-    valid.make_ascii_lowercase();
-    if !valid.contains('.') {
-        valid.reserve_exact(1 + z.len());
-        valid.push('.');
-        valid.push_str(z);
-        return (valid, true);
-    }
-    let served = in_zone(&valid, z);
-    (valid, served)
-}
-
 /// Whether a folded dotted name is the zone `z` (folded too) or a name under it: the one test of "a
 /// name at or under the zone".
 pub fn in_zone(name: &str, z: &str) -> bool {
@@ -299,13 +253,6 @@ pub fn in_zone(name: &str, z: &str) -> bool {
 pub fn in_zone_bytes(name: &[u8], z: &[u8]) -> bool {
     name == z
         || (name.len() > z.len() && name.ends_with(z) && name[name.len() - z.len() - 1] == b'.')
-}
-
-/// Whether `name` is already a served name in canonical form (valid, lowercase, the apex or under it):
-/// what `fold_host_name` then `place` would give back unchanged, without allocating.
-pub fn is_canonical_served(name: &str, zone: &Zone) -> bool {
-    // One pass: valid and lowercase together (a server checks 100,000 names a swap with it).
-    scan_ldh(name.as_bytes(), true) && in_zone(name, zone.as_str())
 }
 
 /// The `--zone` values (repeated, or listed in the environment variable), checked as a set (exit 2
