@@ -37,7 +37,6 @@ pub fn reserved_port(port: u16) -> Option<&'static str> {
     }
 }
 
-pub const ZONE: &str = "pigsty.test";
 /// The zones served by default: Pigsty's own `.pigsty` names as they are (the portal `i.pigsty`, whose
 /// certificate names it) and `pigsty.test`, where a single label goes (DESIGN.md, BARN-PIGSTY.md).
 pub const ZONES: &[&str] = &["pigsty.test", "pigsty"];

@@ -27,7 +27,7 @@ pub struct Served {
 }
 
 pub fn zone() -> Zone {
-    Zone::parse(defaults::ZONE).expect("the default zone parses")
+    Zone::parse(defaults::ZONES[0]).expect("the default zone parses")
 }
 
 /// Seals an inventory text as `load` would (serial 1).

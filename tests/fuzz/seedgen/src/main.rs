@@ -460,7 +460,7 @@ fn check_seeds(root: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn seal(text: &str, serial: u32) -> Generation {
-    let zone = Zone::parse(defaults::ZONE).unwrap();
+    let zone = Zone::parse(defaults::ZONES[0]).unwrap();
     let set = RecordSet::build(&inventory::parse(text).unwrap(), &zone).unwrap();
     Generation::seal(
         &set,
