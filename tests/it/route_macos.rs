@@ -1814,6 +1814,31 @@ fn macos_routes_every_zone_with_a_resolver_file_each_and_uninstall_removes_them_
     assert_eq!(probes, 2, "{out}");
     let text = m.status();
     assert!(!text.contains("FAIL"), "{text}");
+    // The second zone's file gone: the scope item names that zone, and its way back rewrites every
+    // file the route holds, not only the first zone's.
+    std::fs::remove_file(m.root().join("etc/resolver/pigsty")).unwrap();
+    let gone = m.status();
+    assert!(
+        gone.contains(
+            "FAIL scope: scutil --dns lists no resolver for domain pigsty: configd has not read /etc/resolver/pigsty\n"
+        ),
+        "{gone}"
+    );
+    assert!(
+        gone.contains(
+            "sudo pigsty-dns route install --yes (rewrites /etc/resolver/pigsty.test, \
+             /etc/resolver/pigsty and /etc/resolver/10.10.10.in-addr.arpa)"
+        ),
+        "{gone}"
+    );
+    // The reinstall the drift item gives keeps both zones, though the live generation (sealed for
+    // pigsty.test alone) names one: the default set, so no --zone.
+    assert!(
+        gone.contains(&format!(
+            "else sudo pigsty-dns route install --adapter macos-resolver --server {DAEMON} --root "
+        )),
+        "{gone}"
+    );
     m.uninstall().unwrap();
     assert!(
         m.file("/etc/resolver/pigsty").is_none() && m.file("/etc/resolver/pigsty.test").is_none(),

@@ -63,7 +63,7 @@ impl Resolver for Dnsmasq {
         vec![]
     }
 
-    fn hints(&self, _zone: &str) -> Hints {
+    fn hints(&self, _zones: &[String]) -> Hints {
         Hints {
             scope: "pigsty-dns route uninstall && pigsty-dns route install".into(),
             lookup: "nmcli general reload dns-full; getent ahostsv4 NAME".into(),

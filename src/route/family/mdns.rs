@@ -121,11 +121,17 @@ impl Resolver for Mdns {
         macos::flush()
     }
 
-    fn hints(&self, zone: &str) -> Hints {
+    fn hints(&self, zones: &[String]) -> Hints {
+        // Every file the reinstall writes, so a user who checks them by hand looks at all of them.
+        let files: Vec<String> = zones.iter().map(|z| macos::path_for(z)).collect();
+        let files = match files.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => files.concat(),
+        };
+        let zone = zones.first().map_or(crate::defaults::ZONES[0], |z| z.as_str());
         Hints {
             scope: format!(
-                "sudo pigsty-dns route uninstall --yes && sudo pigsty-dns route install --yes (rewrites {}); {} --dns shows what configd hands mDNSResponder",
-                macos::path_for(zone),
+                "sudo pigsty-dns route uninstall --yes && sudo pigsty-dns route install --yes (rewrites {files}); {} --dns shows what configd hands mDNSResponder",
                 macos::SCUTIL
             ),
             lookup: format!(

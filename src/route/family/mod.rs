@@ -100,7 +100,8 @@ pub trait Resolver {
     /// The caches to flush after the route changes.
     fn flush(&self) -> Vec<Step>;
     /// What `route status` suggests when the scope or a lookup fails.
-    fn hints(&self, zone: &str) -> Hints;
+    /// `zones`: every zone the route carries, forward zones first, the reverse zone last.
+    fn hints(&self, zones: &[String]) -> Hints;
 }
 
 /// The resolver of a family.

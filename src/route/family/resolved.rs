@@ -118,7 +118,7 @@ impl Resolver for Resolved {
         )]
     }
 
-    fn hints(&self, _zone: &str) -> Hints {
+    fn hints(&self, _zones: &[String]) -> Hints {
         Hints {
             scope: "pigsty-dns route uninstall && pigsty-dns route install (re-creates the link and its address)".into(),
             lookup: "check the scope item; resolvectl flush-caches".into(),

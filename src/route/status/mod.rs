@@ -124,12 +124,16 @@ pub fn reinstall_command(j: &Journal, state_dir: Option<&std::path::Path>) -> St
         "sudo pigsty-dns route install --adapter {} --server {}",
         j.adapter, j.server
     );
-    // The zones the daemon serves when its generation says (a route from before a zone was added
-    // gets it), else the journal's.
-    let zones = match state_dir.map(super::live::read) {
-        Some(Ok(Some(l))) => l.zones,
-        _ => j.zones(),
-    };
+    // The journal's zones and any the live generation adds (a route from before a zone was added
+    // gets it); never fewer than the route holds, or following the advice would drop a zone.
+    let mut zones = j.zones();
+    if let Some(Ok(Some(l))) = state_dir.map(super::live::read) {
+        for z in l.zones {
+            if !zones.contains(&z) {
+                zones.push(z);
+            }
+        }
+    }
     if zones != ZONES {
         for z in &zones {
             c.push_str(&format!(" --zone {z}"));

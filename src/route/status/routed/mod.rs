@@ -33,7 +33,9 @@ pub struct Route {
 impl Route {
     pub fn new(journal: Journal, ctx: &Ctx<'_>) -> Route {
         let params = params_from(&journal, &ctx.facts);
-        let hints = family::of_adapter(journal.adapter).hints(&params.zones[0]);
+        let mut carried = journal.zones();
+        carried.extend(journal.reverse_zone.iter().cloned());
+        let hints = family::of_adapter(journal.adapter).hints(&carried);
         Route {
             journal,
             params,
