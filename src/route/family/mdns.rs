@@ -128,7 +128,9 @@ impl Resolver for Mdns {
             Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
             _ => files.concat(),
         };
-        let zone = zones.first().map_or(crate::defaults::ZONES[0], |z| z.as_str());
+        let zone = zones
+            .first()
+            .map_or(crate::defaults::ZONES[0], |z| z.as_str());
         Hints {
             scope: format!(
                 "sudo pigsty-dns route uninstall --yes && sudo pigsty-dns route install --yes (rewrites {files}); {} --dns shows what configd hands mDNSResponder",
