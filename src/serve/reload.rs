@@ -225,11 +225,19 @@ fn release_freed_memory() {
 /// raises the threshold to the largest block freed so far: after the first swap the next index lands in
 /// the heap among the short-lived allocations of a parse, and the heap stays fragmented (measured: 14.7 MiB
 /// after one swap, 33.7 MiB after 103 at 100,000 names). Call once, before the first generation is read.
+///
+/// It also keeps every thread on the main arena. A swap parses on a blocking-pool thread, and glibc gives
+/// such a thread an arena of its own, whose free top `malloc_trim` never hands back (it trims only the
+/// main arena's top): 3.2 MiB stayed resident after each swap at 100,000 names, all of it free. The UDP
+/// path allocates nothing per query (its buffers are made once per loop), and small allocations come from
+/// each thread's cache before any arena lock, so one arena costs no measurable CPU per query
+/// (bench/RESULTS.md, issue 37).
 pub fn settle_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes allocator parameters; it has no preconditions.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
 
