@@ -8,7 +8,7 @@ use super::*;
 fn qdcount_other_than_one_is_formerr() {
     let z = view();
     let zero = raw([0x01, 0], [0, 0, 0, 0], &[]);
-    let (m, a) = ask_with(&z, &zero, Transport::Udp, &Limits::default());
+    let (m, a) = ask_udp(&z, &zero);
     assert_eq!(a.rcode, ResponseCode::FormErr);
     assert!(m.queries.is_empty() && !m.metadata.authoritative);
     let mut two = query("meta.pigsty.test.", RecordType::A);
@@ -37,12 +37,7 @@ fn malformed_rest_is_formerr_echoing_what_could_be_read() {
     let mut two_opt = body.clone();
     two_opt.extend_from_slice(&OPT_RR);
     two_opt.extend_from_slice(&OPT_RR);
-    let (m, a) = ask_with(
-        &z,
-        &raw([0x01, 0], [1, 0, 0, 2], &two_opt),
-        Transport::Udp,
-        &Limits::default(),
-    );
+    let (m, a) = ask_udp(&z, &raw([0x01, 0], [1, 0, 0, 2], &two_opt));
     assert_eq!(a.rcode, ResponseCode::FormErr);
     assert_eq!(m.queries.len(), 1);
     assert_eq!(m.queries[0].name().to_ascii(), "Meta.pigsty.test.");
@@ -50,64 +45,34 @@ fn malformed_rest_is_formerr_echoing_what_could_be_read() {
     assert!(m.answers.is_empty() && m.authorities.is_empty() && !m.metadata.authoritative);
 
     // ARCOUNT claims a record that is not there: question echoed, no OPT.
-    let (m, a) = ask_with(
-        &z,
-        &raw([0x01, 0], [1, 0, 0, 1], &body),
-        Transport::Udp,
-        &Limits::default(),
-    );
+    let (m, a) = ask_udp(&z, &raw([0x01, 0], [1, 0, 0, 1], &body));
     assert_eq!(a.rcode, ResponseCode::FormErr);
     assert_eq!(m.queries.len(), 1);
     assert!(m.edns.is_none());
 
     // Header only, claiming a question: FORMERR with no question.
-    let (m, a) = ask_with(
-        &z,
-        &raw([0x01, 0], [1, 0, 0, 0], &[]),
-        Transport::Udp,
-        &Limits::default(),
-    );
+    let (m, a) = ask_udp(&z, &raw([0x01, 0], [1, 0, 0, 0], &[]));
     assert_eq!(a.rcode, ResponseCode::FormErr);
     assert!(m.queries.is_empty());
 
     // Huge QDCOUNT with one question's worth of bytes.
-    let (m, a) = ask_with(
-        &z,
-        &raw([0x01, 0], [65535, 0, 0, 0], &body),
-        Transport::Udp,
-        &Limits::default(),
-    );
+    let (m, a) = ask_udp(&z, &raw([0x01, 0], [65535, 0, 0, 0], &body));
     assert_eq!(a.rcode, ResponseCode::FormErr);
     assert!(m.queries.is_empty());
 
     // OPT in the answer section, OPT with a non-root owner, OPT with a bad option length.
     let mut in_answer = body.clone();
     in_answer.extend_from_slice(&OPT_RR);
-    let (_, a) = ask_with(
-        &z,
-        &raw([0, 0], [1, 1, 0, 0], &in_answer),
-        Transport::Udp,
-        &Limits::default(),
-    );
+    let (_, a) = ask_udp(&z, &raw([0, 0], [1, 1, 0, 0], &in_answer));
     assert_eq!(a.rcode, ResponseCode::FormErr);
     let mut owner = body.clone();
     owner.extend_from_slice(&[1, b'x', 0, 0, 41, 0x10, 0, 0, 0, 0, 0, 0, 0]);
-    let (m, a) = ask_with(
-        &z,
-        &raw([0, 0], [1, 0, 0, 1], &owner),
-        Transport::Udp,
-        &Limits::default(),
-    );
+    let (m, a) = ask_udp(&z, &raw([0, 0], [1, 0, 0, 1], &owner));
     assert_eq!(a.rcode, ResponseCode::FormErr);
     assert!(m.edns.is_none());
     let mut bad_opt = body.clone();
     bad_opt.extend_from_slice(&[0, 0, 41, 0x10, 0, 0, 0, 0, 0, 0, 5, 0, 10, 0, 9, 1]);
-    let (_, a) = ask_with(
-        &z,
-        &raw([0, 0], [1, 0, 0, 1], &bad_opt),
-        Transport::Udp,
-        &Limits::default(),
-    );
+    let (_, a) = ask_udp(&z, &raw([0, 0], [1, 0, 0, 1], &bad_opt));
     assert_eq!(a.rcode, ResponseCode::FormErr);
 }
 
@@ -124,12 +89,7 @@ fn bad_names_are_formerr() {
         vec![1, b'a', 1, b'b'],                // no root label
     ];
     for body in cases {
-        let (m, a) = ask_with(
-            &z,
-            &raw([0, 0], [1, 0, 0, 0], &body),
-            Transport::Udp,
-            &Limits::default(),
-        );
+        let (m, a) = ask_udp(&z, &raw([0, 0], [1, 0, 0, 0], &body));
         assert_eq!(a.rcode, ResponseCode::FormErr, "{body:?}");
         assert!(m.queries.is_empty());
     }
@@ -140,12 +100,7 @@ fn bad_names_are_formerr() {
         long.extend_from_slice(&[b'a'; 60]);
     }
     long.extend_from_slice(&[0, 0, 1, 0, 1]);
-    let (_, a) = ask_with(
-        &z,
-        &raw([0, 0], [1, 0, 0, 0], &long),
-        Transport::Udp,
-        &Limits::default(),
-    );
+    let (_, a) = ask_udp(&z, &raw([0, 0], [1, 0, 0, 0], &long));
     assert_eq!(a.rcode, ResponseCode::FormErr);
 }
 
@@ -157,12 +112,7 @@ fn compressed_names_in_other_sections_are_followed() {
     body.extend_from_slice(&[0, 1, 0, 1]);
     // An answer-section record whose owner points at the question name (offset 12).
     body.extend_from_slice(&[0xC0, 0x0C, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4, 1, 2, 3, 4]);
-    let (m, a) = ask_with(
-        &z,
-        &raw([0, 0], [1, 1, 0, 0], &body),
-        Transport::Udp,
-        &Limits::default(),
-    );
+    let (m, a) = ask_udp(&z, &raw([0, 0], [1, 1, 0, 0], &body));
     assert_eq!(a.rcode, ResponseCode::NoError);
     assert_eq!(m.answers.len(), 1);
     assert_eq!(
@@ -178,12 +128,7 @@ fn a_dot_inside_a_label_matches_nothing() {
     let mut body = vec![3, b'a', b'.', b'b'];
     body.extend_from_slice(&qname_wire("pigsty.test"));
     body.extend_from_slice(&[0, 1, 0, 1]);
-    let (m, a) = ask_with(
-        &z,
-        &raw([0, 0], [1, 0, 0, 0], &body),
-        Transport::Udp,
-        &Limits::default(),
-    );
+    let (m, a) = ask_udp(&z, &raw([0, 0], [1, 0, 0, 0], &body));
     assert_eq!(a.rcode, ResponseCode::NXDomain);
     assert!(m.answers.is_empty());
     // "x.pigsty" as one label then "test": outside the zone.
@@ -191,23 +136,13 @@ fn a_dot_inside_a_label_matches_nothing() {
     body.extend_from_slice(b"x.pigsty");
     body.extend_from_slice(&qname_wire("test"));
     body.extend_from_slice(&[0, 1, 0, 1]);
-    let (_, a) = ask_with(
-        &z,
-        &raw([0, 0], [1, 0, 0, 0], &body),
-        Transport::Udp,
-        &Limits::default(),
-    );
+    let (_, a) = ask_udp(&z, &raw([0, 0], [1, 0, 0, 0], &body));
     assert_eq!(a.rcode, ResponseCode::Refused);
     // Non-UTF-8 label in the zone: NXDOMAIN, no panic.
     let mut body = vec![2, 0xC3, 0x28];
     body.extend_from_slice(&qname_wire("pigsty.test"));
     body.extend_from_slice(&[0, 1, 0, 1]);
-    let (_, a) = ask_with(
-        &z,
-        &raw([0, 0], [1, 0, 0, 0], &body),
-        Transport::Udp,
-        &Limits::default(),
-    );
+    let (_, a) = ask_udp(&z, &raw([0, 0], [1, 0, 0, 0], &body));
     assert_eq!(a.rcode, ResponseCode::NXDomain);
 }
 
@@ -340,7 +275,7 @@ fn trailing_bytes_are_ignored() {
     let z = view();
     let mut bytes = query("meta.pigsty.test.", RecordType::A).to_vec().unwrap();
     bytes.extend_from_slice(&[1, 2, 3]);
-    let (m, _) = ask_with(&z, &bytes, Transport::Udp, &Limits::default());
+    let (m, _) = ask_udp(&z, &bytes);
     assert_eq!(m.answers.len(), 1);
 }
 

@@ -50,13 +50,13 @@ fn ask_with(
     (m, a)
 }
 
+/// [`ask_with`] over UDP with the default limits: what most cases send.
+fn ask_udp(zone: &ZoneView, bytes: &[u8]) -> (Message, Answered) {
+    ask_with(zone, bytes, Transport::Udp, &Limits::default())
+}
+
 fn ask(zone: &ZoneView, m: &Message) -> (Message, Answered) {
-    ask_with(
-        zone,
-        &m.to_vec().unwrap(),
-        Transport::Udp,
-        &Limits::default(),
-    )
+    ask_udp(zone, &m.to_vec().unwrap())
 }
 
 fn rcode16(m: &Message) -> u16 {
